@@ -1,0 +1,524 @@
+//! Safe value types over blst's C arithmetic: the scalar field Fr, the groups
+//! G1 and G2 (projective and affine), multi-scalar multiplication and the
+//! pairing check. Every call into blst happens here, so the rest of the crate
+//! is free of `unsafe`.
+//!
+//! Layouts are blst's own (`#[repr(transparent)]` over `blst_fr`,
+//! `blst_p1_affine`, ...): Montgomery limbs, little-endian words, affine
+//! infinity as all zeros. That is also the layout of blstrs and supraseal, so
+//! caller memory can be viewed as these types without conversion.
+
+use blst::*;
+use std::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// The BLS12-381 scalar field modulus r, little-endian 64-bit limbs.
+pub const FR_MODULUS: [u64; 4] = [
+    0xffff_ffff_0000_0001,
+    0x53bd_a402_fffe_5bfe,
+    0x3339_d808_09a1_d805,
+    0x73ed_a753_299d_7d48,
+];
+
+/// An element of Fr in Montgomery form, exactly blst's `blst_fr`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[repr(transparent)]
+pub struct Fr(pub blst_fr);
+
+impl Fr {
+    pub const ZERO: Fr = Fr(blst_fr { l: [0; 4] });
+    /// R mod r: the Montgomery form of one.
+    pub const ONE: Fr = Fr(blst_fr {
+        l: [
+            0x0000_0001_ffff_fffe,
+            0x5884_b7fa_0003_4802,
+            0x998c_4fef_ecbc_4ff5,
+            0x1824_b159_acc5_056f,
+        ],
+    });
+
+    pub fn from_u64(v: u64) -> Fr {
+        let mut out = blst_fr::default();
+        let limbs = [v, 0, 0, 0];
+        // SAFETY: both pointers are valid for four limbs.
+        unsafe { blst_fr_from_uint64(&mut out, limbs.as_ptr()) };
+        Fr(out)
+    }
+
+    /// Reduces 64 uniformly random bytes modulo r (bias below 2^-128).
+    pub fn from_uniform_bytes(bytes: &[u8; 64]) -> Fr {
+        let mut scalar = blst_scalar::default();
+        let mut out = blst_fr::default();
+        // SAFETY: `bytes` is 64 readable bytes; outputs are valid locals.
+        unsafe {
+            blst_scalar_from_le_bytes(&mut scalar, bytes.as_ptr(), bytes.len());
+            blst_fr_from_scalar(&mut out, &scalar);
+        }
+        Fr(out)
+    }
+
+    /// Montgomery limbs as 32 little-endian bytes (the wire form of the witness).
+    pub fn to_mont_bytes(&self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for (chunk, limb) in out.chunks_exact_mut(8).zip(self.0.l.iter()) {
+            chunk.copy_from_slice(&limb.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads Montgomery limbs; `None` when the limbs are not below r.
+    pub fn from_mont_bytes(bytes: &[u8; 32]) -> Option<Fr> {
+        let mut l = [0u64; 4];
+        for (limb, chunk) in l.iter_mut().zip(bytes.chunks_exact(8)) {
+            *limb = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        }
+        let fr = Fr(blst_fr { l });
+        fr.is_reduced().then_some(fr)
+    }
+
+    /// True when the limbs are a canonical residue (below the modulus).
+    pub fn is_reduced(&self) -> bool {
+        for i in (0..4).rev() {
+            if self.0.l[i] != FR_MODULUS[i] {
+                return self.0.l[i] < FR_MODULUS[i];
+            }
+        }
+        false
+    }
+
+    /// The canonical (non-Montgomery) value as little-endian bytes, the
+    /// scalar encoding blst's multiplications take.
+    pub fn to_scalar_bytes(&self) -> [u8; 32] {
+        let mut scalar = blst_scalar::default();
+        // SAFETY: valid input and output.
+        unsafe { blst_scalar_from_fr(&mut scalar, &self.0) };
+        scalar.b
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.0.l == [0; 4]
+    }
+
+    pub fn is_one(&self) -> bool {
+        self.0.l == Fr::ONE.0.l
+    }
+
+    pub fn square(&self) -> Fr {
+        let mut out = blst_fr::default();
+        // SAFETY: valid input and output.
+        unsafe { blst_fr_sqr(&mut out, &self.0) };
+        Fr(out)
+    }
+
+    /// The multiplicative inverse; zero maps to zero.
+    pub fn inverse(&self) -> Fr {
+        let mut out = blst_fr::default();
+        // SAFETY: valid input and output.
+        unsafe { blst_fr_eucl_inverse(&mut out, &self.0) };
+        Fr(out)
+    }
+
+    /// self^e by square-and-multiply (public exponents only: not constant time).
+    pub fn pow(&self, e: u64) -> Fr {
+        let mut acc = Fr::ONE;
+        for bit in (0..64).rev() {
+            acc = acc.square();
+            if (e >> bit) & 1 == 1 {
+                acc *= *self;
+            }
+        }
+        acc
+    }
+
+    /// Cooley-Tukey butterfly: (x0, x1) <- (x0 + w·x1, x0 - w·x1).
+    #[inline]
+    pub fn butterfly_ct(x0: &mut Fr, x1: &mut Fr, w: &Fr) {
+        // SAFETY: three distinct valid elements.
+        unsafe { blst_fr_ct_bfly(&mut x0.0, &mut x1.0, &w.0) };
+    }
+
+    /// Gentleman-Sande butterfly: (x0, x1) <- (x0 + x1, (x0 - x1)·w).
+    #[inline]
+    pub fn butterfly_gs(x0: &mut Fr, x1: &mut Fr, w: &Fr) {
+        // SAFETY: three distinct valid elements.
+        unsafe { blst_fr_gs_bfly(&mut x0.0, &mut x1.0, &w.0) };
+    }
+}
+
+impl Add for Fr {
+    type Output = Fr;
+    #[inline]
+    fn add(self, rhs: Fr) -> Fr {
+        let mut out = blst_fr::default();
+        // SAFETY: valid inputs and output.
+        unsafe { blst_fr_add(&mut out, &self.0, &rhs.0) };
+        Fr(out)
+    }
+}
+
+impl Sub for Fr {
+    type Output = Fr;
+    #[inline]
+    fn sub(self, rhs: Fr) -> Fr {
+        let mut out = blst_fr::default();
+        // SAFETY: valid inputs and output.
+        unsafe { blst_fr_sub(&mut out, &self.0, &rhs.0) };
+        Fr(out)
+    }
+}
+
+impl Mul for Fr {
+    type Output = Fr;
+    #[inline]
+    fn mul(self, rhs: Fr) -> Fr {
+        let mut out = blst_fr::default();
+        // SAFETY: valid inputs and output.
+        unsafe { blst_fr_mul(&mut out, &self.0, &rhs.0) };
+        Fr(out)
+    }
+}
+
+impl Neg for Fr {
+    type Output = Fr;
+    fn neg(self) -> Fr {
+        Fr::ZERO - self
+    }
+}
+
+impl AddAssign for Fr {
+    #[inline]
+    fn add_assign(&mut self, rhs: Fr) {
+        *self = *self + rhs;
+    }
+}
+
+impl SubAssign for Fr {
+    #[inline]
+    fn sub_assign(&mut self, rhs: Fr) {
+        *self = *self - rhs;
+    }
+}
+
+impl MulAssign for Fr {
+    #[inline]
+    fn mul_assign(&mut self, rhs: Fr) {
+        *self = *self * rhs;
+    }
+}
+
+/// Why a serialized point was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointError {
+    /// Flag bits or a coordinate not below p.
+    BadEncoding,
+    NotOnCurve,
+    NotInSubgroup,
+}
+
+impl std::fmt::Display for PointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PointError::BadEncoding => "bad encoding (flag bits or a coordinate not below p)",
+            PointError::NotOnCurve => "point not on the curve",
+            PointError::NotInSubgroup => "point not in the prime-order subgroup",
+        })
+    }
+}
+
+fn point_result(err: BLST_ERROR) -> Result<(), PointError> {
+    match err {
+        BLST_ERROR::BLST_SUCCESS => Ok(()),
+        BLST_ERROR::BLST_POINT_NOT_ON_CURVE => Err(PointError::NotOnCurve),
+        BLST_ERROR::BLST_POINT_NOT_IN_GROUP => Err(PointError::NotInSubgroup),
+        _ => Err(PointError::BadEncoding),
+    }
+}
+
+/// Defines a projective point type, its affine companion and their
+/// operations for one of blst's two groups; G1 and G2 differ only in names
+/// and sizes.
+macro_rules! curve_group {
+    (
+        $proj:ident, $affine:ident, $blst:ty, $blst_affine:ty,
+        uncompressed = $ulen:expr, compressed = $clen:expr,
+        generator = $gen:ident, add = $add:ident, add_affine = $add_aff:ident,
+        double = $dbl:ident, mult = $mult:ident, cneg = $cneg:ident,
+        to_affine = $to_aff:ident, from_affine = $from_aff:ident,
+        batch_to_affine = $batch:ident, is_inf = $is_inf:ident,
+        affine_is_inf = $aff_is_inf:ident, is_equal = $is_eq:ident,
+        in_group = $in_group:ident, deserialize = $deser:ident,
+        serialize = $ser:ident, compress = $compress:ident,
+        uncompress = $uncompress:ident, affines = $affines:ty
+    ) => {
+        /// A point in projective (Jacobian) coordinates.
+        #[derive(Clone, Copy, Default, Debug)]
+        #[repr(transparent)]
+        pub struct $proj(pub $blst);
+
+        /// A point in affine coordinates, Montgomery limbs; infinity is all zeros.
+        #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+        #[repr(transparent)]
+        pub struct $affine(pub $blst_affine);
+
+        impl $proj {
+            /// Size of the uncompressed big-endian encoding (bellperson's file form).
+            pub const UNCOMPRESSED_BYTES: usize = $ulen;
+            /// Size of the compressed encoding (bellperson's proof form).
+            pub const COMPRESSED_BYTES: usize = $clen;
+
+            pub fn identity() -> Self {
+                Self::default()
+            }
+
+            pub fn generator() -> Self {
+                // SAFETY: blst returns a pointer to a static constant.
+                Self(unsafe { *$gen() })
+            }
+
+            pub fn is_identity(&self) -> bool {
+                // SAFETY: valid point.
+                unsafe { $is_inf(&self.0) }
+            }
+
+            pub fn double(&self) -> Self {
+                let mut out = <$blst>::default();
+                // SAFETY: valid input and output.
+                unsafe { $dbl(&mut out, &self.0) };
+                Self(out)
+            }
+
+            pub fn add_affine(&self, rhs: &$affine) -> Self {
+                let mut out = <$blst>::default();
+                // SAFETY: valid inputs and output; handles doubling and infinity.
+                unsafe { $add_aff(&mut out, &self.0, &rhs.0) };
+                Self(out)
+            }
+
+            /// Multiplication by a scalar in constant time (safe for the
+            /// secret r and s).
+            pub fn mul(&self, k: &Fr) -> Self {
+                let bytes = k.to_scalar_bytes();
+                let mut out = <$blst>::default();
+                // SAFETY: `bytes` holds 255 bits little-endian as blst expects.
+                unsafe { $mult(&mut out, &self.0, bytes.as_ptr(), 255) };
+                Self(out)
+            }
+
+            pub fn to_affine(&self) -> $affine {
+                let mut out = <$blst_affine>::default();
+                // SAFETY: valid input and output.
+                unsafe { $to_aff(&mut out, &self.0) };
+                $affine(out)
+            }
+
+            /// Converts many points at once with one shared inversion.
+            pub fn batch_to_affine(points: &[Self]) -> Vec<$affine> {
+                let mut out = vec![$affine::default(); points.len()];
+                if points.is_empty() {
+                    return out;
+                }
+                let ptrs: [*const $blst; 2] = [&points[0].0, std::ptr::null()];
+                // SAFETY: `points` is a contiguous array of `points.len()`
+                // blst points (repr(transparent)) and `out` has room for as many.
+                unsafe { $batch(&mut out[0].0, ptrs.as_ptr(), points.len()) };
+                out
+            }
+        }
+
+        impl PartialEq for $proj {
+            fn eq(&self, other: &Self) -> bool {
+                // SAFETY: valid inputs.
+                unsafe { $is_eq(&self.0, &other.0) }
+            }
+        }
+        impl Eq for $proj {}
+
+        impl Add for $proj {
+            type Output = Self;
+            fn add(self, rhs: Self) -> Self {
+                let mut out = <$blst>::default();
+                // SAFETY: valid inputs and output; handles doubling and infinity.
+                unsafe { $add(&mut out, &self.0, &rhs.0) };
+                Self(out)
+            }
+        }
+
+        impl AddAssign for $proj {
+            fn add_assign(&mut self, rhs: Self) {
+                *self = *self + rhs;
+            }
+        }
+
+        impl Neg for $proj {
+            type Output = Self;
+            fn neg(self) -> Self {
+                let mut out = self;
+                // SAFETY: valid point, negated in place.
+                unsafe { $cneg(&mut out.0, true) };
+                out
+            }
+        }
+
+        impl $affine {
+            pub fn identity() -> Self {
+                Self::default()
+            }
+
+            pub fn is_identity(&self) -> bool {
+                // SAFETY: valid point.
+                unsafe { $aff_is_inf(&self.0) }
+            }
+
+            pub fn to_projective(&self) -> $proj {
+                let mut out = <$blst>::default();
+                // SAFETY: valid input and output.
+                unsafe { $from_aff(&mut out, &self.0) };
+                $proj(out)
+            }
+
+            pub fn in_subgroup(&self) -> bool {
+                // SAFETY: valid point.
+                unsafe { $in_group(&self.0) }
+            }
+
+            /// Parses bellperson's uncompressed big-endian encoding: flag bits,
+            /// coordinates below p and the curve equation are checked; the
+            /// subgroup is not (see `in_subgroup`).
+            pub fn from_uncompressed(bytes: &[u8]) -> Result<Self, PointError> {
+                if bytes.len() != $ulen {
+                    return Err(PointError::BadEncoding);
+                }
+                let mut out = <$blst_affine>::default();
+                // SAFETY: `bytes` is exactly the encoded length blst reads.
+                let err = unsafe { $deser(&mut out, bytes.as_ptr()) };
+                point_result(err).map(|()| Self(out))
+            }
+
+            pub fn to_uncompressed(&self) -> [u8; $ulen] {
+                let mut out = [0u8; $ulen];
+                let p = self.to_projective();
+                // SAFETY: `out` has the encoded length blst writes.
+                unsafe { $ser(out.as_mut_ptr(), &p.0) };
+                out
+            }
+
+            /// The compressed (zcash-flag) encoding bellperson writes in proofs.
+            pub fn to_compressed(&self) -> [u8; $clen] {
+                let mut out = [0u8; $clen];
+                let p = self.to_projective();
+                // SAFETY: `out` has the encoded length blst writes.
+                unsafe { $compress(out.as_mut_ptr(), &p.0) };
+                out
+            }
+
+            /// Parses a compressed point and checks it is in the subgroup.
+            pub fn from_compressed(bytes: &[u8]) -> Result<Self, PointError> {
+                if bytes.len() != $clen {
+                    return Err(PointError::BadEncoding);
+                }
+                let mut out = <$blst_affine>::default();
+                // SAFETY: `bytes` is exactly the encoded length blst reads.
+                let err = unsafe { $uncompress(&mut out, bytes.as_ptr()) };
+                point_result(err)?;
+                let p = Self(out);
+                if p.in_subgroup() {
+                    Ok(p)
+                } else {
+                    Err(PointError::NotInSubgroup)
+                }
+            }
+
+            /// Σ points, with blst's batched affine additions (parallel).
+            pub fn sum(points: &[Self]) -> $proj {
+                if points.is_empty() {
+                    return $proj::identity();
+                }
+                $proj(<$affines as MultiPoint>::add(Self::as_blst(points)))
+            }
+
+            /// Σ scalars[i]·points[i] with blst's parallel Pippenger.
+            /// `scalars` holds 32-byte canonical little-endian scalars.
+            pub fn msm(points: &[Self], scalars: &[[u8; 32]]) -> $proj {
+                let n = points.len().min(scalars.len());
+                if n == 0 {
+                    return $proj::identity();
+                }
+                let bytes = scalars[..n].as_flattened();
+                $proj(<$affines as MultiPoint>::mult(
+                    Self::as_blst(&points[..n]),
+                    bytes,
+                    255,
+                ))
+            }
+
+            fn as_blst(points: &[Self]) -> &[$blst_affine] {
+                // SAFETY: `Self` is repr(transparent) over the blst type, so
+                // the slice has the same layout, length and lifetime.
+                unsafe { std::slice::from_raw_parts(points.as_ptr().cast(), points.len()) }
+            }
+        }
+    };
+}
+
+curve_group!(
+    G1, G1Affine, blst_p1, blst_p1_affine,
+    uncompressed = 96, compressed = 48,
+    generator = blst_p1_generator, add = blst_p1_add_or_double,
+    add_affine = blst_p1_add_or_double_affine, double = blst_p1_double,
+    mult = blst_p1_mult, cneg = blst_p1_cneg, to_affine = blst_p1_to_affine,
+    from_affine = blst_p1_from_affine, batch_to_affine = blst_p1s_to_affine,
+    is_inf = blst_p1_is_inf, affine_is_inf = blst_p1_affine_is_inf,
+    is_equal = blst_p1_is_equal, in_group = blst_p1_affine_in_g1,
+    deserialize = blst_p1_deserialize, serialize = blst_p1_serialize,
+    compress = blst_p1_compress, uncompress = blst_p1_uncompress,
+    affines = [blst_p1_affine]
+);
+
+curve_group!(
+    G2, G2Affine, blst_p2, blst_p2_affine,
+    uncompressed = 192, compressed = 96,
+    generator = blst_p2_generator, add = blst_p2_add_or_double,
+    add_affine = blst_p2_add_or_double_affine, double = blst_p2_double,
+    mult = blst_p2_mult, cneg = blst_p2_cneg, to_affine = blst_p2_to_affine,
+    from_affine = blst_p2_from_affine, batch_to_affine = blst_p2s_to_affine,
+    is_inf = blst_p2_is_inf, affine_is_inf = blst_p2_affine_is_inf,
+    is_equal = blst_p2_is_equal, in_group = blst_p2_affine_in_g2,
+    deserialize = blst_p2_deserialize, serialize = blst_p2_serialize,
+    compress = blst_p2_compress, uncompress = blst_p2_uncompress,
+    affines = [blst_p2_affine]
+);
+
+/// An element of the pairing target group Fp12 (before or after the final
+/// exponentiation).
+#[derive(Clone, Copy)]
+pub struct Gt(blst_fp12);
+
+impl Gt {
+    /// Π e(p_i, q_i): one shared Miller loop per pair, one final exponentiation.
+    pub fn pairing_product(pairs: &[(G1Affine, G2Affine)]) -> Gt {
+        // SAFETY: blst returns a pointer to a static constant.
+        let mut acc = unsafe { *blst_fp12_one() };
+        for (p, q) in pairs {
+            if p.is_identity() || q.is_identity() {
+                continue; // e(O, Q) = e(P, O) = 1
+            }
+            // SAFETY: the output is a valid uninitialised-free local; inputs valid.
+            let mut ml = unsafe { *blst_fp12_one() };
+            // SAFETY: valid affine points on their curves.
+            unsafe {
+                blst_miller_loop(&mut ml, &q.0, &p.0);
+                blst_fp12_mul(&mut acc, &acc, &ml);
+            }
+        }
+        let mut out = acc;
+        // SAFETY: valid input and output.
+        unsafe { blst_final_exp(&mut out, &acc) };
+        Gt(out)
+    }
+}
+
+impl PartialEq for Gt {
+    fn eq(&self, other: &Self) -> bool {
+        // SAFETY: valid inputs.
+        unsafe { blst_fp12_is_equal(&self.0, &other.0) }
+    }
+}

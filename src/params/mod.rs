@@ -1,0 +1,269 @@
+//! Groth16 parameters (the SRS): bellperson's file format, parallel decoding
+//! from a memory map, and a small cache keyed by path.
+//!
+//! Memory: a loaded `Parameters` holds the decoded points on the host, the
+//! same size as the file (96 bytes per G1 point, 192 per G2 point); the map
+//! itself is released when loading ends.
+
+mod cache;
+pub mod format;
+
+pub use cache::{evict_cached, load_cached};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::ffi::blst::{G1Affine, G2Affine, PointError};
+use crate::ffi::mmap::MappedFile;
+use format::{Group, Layout, Section, VK_POINTS};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How much checking a load does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Check every point is in the prime-order subgroup (costly on 47 GB:
+    /// a scalar multiplication per point). Counts, sizes, flag bits and the
+    /// curve equation are always checked.
+    pub check_subgroup: bool,
+}
+
+/// The verifying key: what `verify` needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyingKey {
+    pub alpha_g1: G1Affine,
+    pub beta_g1: G1Affine,
+    pub beta_g2: G2Affine,
+    pub gamma_g2: G2Affine,
+    pub delta_g1: G1Affine,
+    pub delta_g2: G2Affine,
+    /// One point per public input, ONE first.
+    pub ic: Vec<G1Affine>,
+}
+
+/// Proving parameters, exactly the vectors of bellperson's `Parameters`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parameters {
+    pub vk: VerifyingKey,
+    /// τ^i·Z(τ)/δ for i < domain − 1.
+    pub h: Vec<G1Affine>,
+    /// One per aux variable.
+    pub l: Vec<G1Affine>,
+    /// All inputs, then the aux variables with A-density.
+    pub a: Vec<G1Affine>,
+    /// Inputs with B-density, then aux with B-density.
+    pub b_g1: Vec<G1Affine>,
+    pub b_g2: Vec<G2Affine>,
+}
+
+impl Parameters {
+    /// Loads and checks a parameters file (see `LoadOptions`).
+    pub fn load(path: &Path, options: &LoadOptions) -> Result<Parameters> {
+        let started = Instant::now();
+        let file = std::fs::File::open(path)
+            .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;
+        let map = MappedFile::open(&file)
+            .map_err(|e| Error::io(format!("cannot map parameters file {}", path.display()), e))?;
+        let params = Parameters::decode(&map, options)
+            .map_err(|e| Error::new(e.kind, format!("{}: {}", path.display(), e.message)))?;
+        log::info!(
+            "loaded parameters {} ({} bytes, domain 2^{}, {} inputs, {} aux) in {:.3} s",
+            path.display(),
+            map.len(),
+            params.domain_size().trailing_zeros(),
+            params.num_inputs(),
+            params.num_aux(),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(params)
+    }
+
+    /// Decodes a whole parameters file held in memory.
+    pub fn decode(bytes: &[u8], options: &LoadOptions) -> Result<Parameters> {
+        let layout = Layout::parse(bytes)?;
+        let vk_head = decode_vk_head(bytes, options)?;
+        let g1 = |s: &Section| decode_section::<G1Affine>(bytes, s, options, G1Affine::from_uncompressed);
+        let ic = g1(&layout.ic)?;
+        let h = g1(&layout.h)?;
+        let l = g1(&layout.l)?;
+        let a = g1(&layout.a)?;
+        let b_g1 = g1(&layout.b_g1)?;
+        let b_g2 = decode_section::<G2Affine>(bytes, &layout.b_g2, options, G2Affine::from_uncompressed)?;
+        let (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2) = vk_head;
+        Ok(Parameters {
+            vk: VerifyingKey {
+                alpha_g1,
+                beta_g1,
+                beta_g2,
+                gamma_g2,
+                delta_g1,
+                delta_g2,
+                ic,
+            },
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+        })
+    }
+
+    /// Writes the parameters in bellperson's `Parameters::write` format.
+    pub fn write<W: Write>(&self, mut w: W) -> std::io::Result<()> {
+        let vk = &self.vk;
+        w.write_all(&vk.alpha_g1.to_uncompressed())?;
+        w.write_all(&vk.beta_g1.to_uncompressed())?;
+        w.write_all(&vk.beta_g2.to_uncompressed())?;
+        w.write_all(&vk.gamma_g2.to_uncompressed())?;
+        w.write_all(&vk.delta_g1.to_uncompressed())?;
+        w.write_all(&vk.delta_g2.to_uncompressed())?;
+        for section in [&vk.ic, &self.h, &self.l, &self.a, &self.b_g1] {
+            write_count(&mut w, section.len())?;
+            for p in section {
+                w.write_all(&p.to_uncompressed())?;
+            }
+        }
+        write_count(&mut w, self.b_g2.len())?;
+        for p in &self.b_g2 {
+            w.write_all(&p.to_uncompressed())?;
+        }
+        Ok(())
+    }
+
+    /// The NTT domain size (a power of two): one more than the h points.
+    pub fn domain_size(&self) -> usize {
+        self.h.len() + 1
+    }
+
+    /// Public inputs including the leading ONE.
+    pub fn num_inputs(&self) -> usize {
+        self.vk.ic.len()
+    }
+
+    pub fn num_aux(&self) -> usize {
+        self.l.len()
+    }
+
+    /// Bytes of decoded points held on the host.
+    pub fn host_bytes(&self) -> usize {
+        let g1 = self.vk.ic.len() + self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + 3;
+        let g2 = self.b_g2.len() + 3;
+        g1 * std::mem::size_of::<G1Affine>() + g2 * std::mem::size_of::<G2Affine>()
+    }
+}
+
+fn write_count<W: Write>(w: &mut W, count: usize) -> std::io::Result<()> {
+    let count = u32::try_from(count)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "section longer than 2^32 points"))?;
+    w.write_all(&count.to_be_bytes())
+}
+
+/// A decodable point type: affine G1 or G2.
+trait CheckedPoint: Copy + Default + Send + Sync {
+    fn in_subgroup(&self) -> bool;
+}
+
+impl CheckedPoint for G1Affine {
+    fn in_subgroup(&self) -> bool {
+        G1Affine::in_subgroup(self)
+    }
+}
+
+impl CheckedPoint for G2Affine {
+    fn in_subgroup(&self) -> bool {
+        G2Affine::in_subgroup(self)
+    }
+}
+
+fn point_error(section: &str, index: usize, offset: usize, err: PointError) -> Error {
+    Error::new(
+        ErrorKind::ParamsFormat,
+        format!("section `{section}`, point {index} at byte offset {offset}: {err}"),
+    )
+}
+
+type VkHead = (G1Affine, G1Affine, G2Affine, G2Affine, G1Affine, G2Affine);
+
+fn decode_vk_head(bytes: &[u8], options: &LoadOptions) -> Result<VkHead> {
+    let mut g1s = Vec::new();
+    let mut g2s = Vec::new();
+    let mut offset = 0;
+    for (name, group) in VK_POINTS {
+        let raw = &bytes[offset..offset + group.point_bytes()];
+        let subgroup_err = |ok: bool| {
+            if options.check_subgroup && !ok {
+                Err(point_error(name, 0, offset, PointError::NotInSubgroup))
+            } else {
+                Ok(())
+            }
+        };
+        match group {
+            Group::G1 => {
+                let p = G1Affine::from_uncompressed(raw).map_err(|e| point_error(name, 0, offset, e))?;
+                subgroup_err(p.in_subgroup())?;
+                g1s.push(p);
+            }
+            Group::G2 => {
+                let p = G2Affine::from_uncompressed(raw).map_err(|e| point_error(name, 0, offset, e))?;
+                subgroup_err(p.in_subgroup())?;
+                g2s.push(p);
+            }
+        }
+        offset += group.point_bytes();
+    }
+    Ok((g1s[0], g1s[1], g2s[0], g2s[1], g1s[2], g2s[2]))
+}
+
+/// Points decoded per parallel task: large enough to amortise scheduling,
+/// small enough to balance 16+ threads on the smallest sections.
+const DECODE_CHUNK: usize = 1 << 14;
+
+fn decode_section<P: CheckedPoint>(
+    bytes: &[u8],
+    section: &Section,
+    options: &LoadOptions,
+    parse: fn(&[u8]) -> Result<P, PointError>,
+) -> Result<Vec<P>> {
+    let size = section.group.point_bytes();
+    let raw = &bytes[section.offset..section.end()];
+    let mut out = vec![P::default(); section.count];
+    out.par_chunks_mut(DECODE_CHUNK)
+        .zip(raw.par_chunks(DECODE_CHUNK * size))
+        .enumerate()
+        .try_for_each(|(chunk, (points, encoded))| {
+            for (i, (p, enc)) in points.iter_mut().zip(encoded.chunks_exact(size)).enumerate() {
+                let index = chunk * DECODE_CHUNK + i;
+                let fail = |e| point_error(section.name, index, section.point_offset(index), e);
+                *p = parse(enc).map_err(fail)?;
+                if options.check_subgroup && !p.in_subgroup() {
+                    return Err(fail(PointError::NotInSubgroup));
+                }
+            }
+            Ok(())
+        })?;
+    Ok(out)
+}
+
+/// A stable identity for a parameters file: its canonical path, length and
+/// modification time, so a replaced file is not served from the cache.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FileKey {
+    path: PathBuf,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileKey {
+    pub(crate) fn of(path: &Path) -> Result<FileKey> {
+        let canonical = path
+            .canonicalize()
+            .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;
+        let meta = std::fs::metadata(&canonical)
+            .map_err(|e| Error::io(format!("cannot stat parameters file {}", path.display()), e))?;
+        Ok(FileKey {
+            path: canonical,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}

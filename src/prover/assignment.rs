@@ -1,0 +1,160 @@
+//! One circuit's witness as the prover takes it: supraseal's `Assignment`
+//! (density bitmaps, the a/b/c evaluations over the constraints, and the
+//! input and aux values), borrowed from the caller.
+
+use crate::error::{Error, Result};
+use crate::ffi::blst::Fr;
+use crate::params::Parameters;
+
+/// A density bitmap: bit i (bit i % 64 of word i / 64) says variable i
+/// appears in the query; `popcount` is how many bits are set below `bit_len`.
+#[derive(Clone, Copy, Debug)]
+pub struct Density<'a> {
+    pub words: &'a [u64],
+    pub bit_len: usize,
+    pub popcount: usize,
+}
+
+impl Density<'_> {
+    /// Bits set among the first `bit_len`.
+    pub fn count(&self) -> usize {
+        let full = self.bit_len / 64;
+        let mut n: usize = self.words[..full].iter().map(|w| w.count_ones() as usize).sum();
+        if self.bit_len % 64 != 0 {
+            n += (self.words[full] & ((1u64 << (self.bit_len % 64)) - 1)).count_ones() as usize;
+        }
+        n
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Assignment<'a> {
+    /// Aux variables in the A query.
+    pub a_aux_density: Density<'a>,
+    /// Inputs in the B query.
+    pub b_inp_density: Density<'a>,
+    /// Aux variables in the B query.
+    pub b_aux_density: Density<'a>,
+    /// A, B and C evaluated at each constraint (abc_size entries each).
+    pub a: &'a [Fr],
+    pub b: &'a [Fr],
+    pub c: &'a [Fr],
+    /// Input values, ONE first.
+    pub inputs: &'a [Fr],
+    pub aux: &'a [Fr],
+}
+
+impl Assignment<'_> {
+    /// Checks the assignment is internally consistent and fits `params`;
+    /// `index` names the circuit in messages.
+    pub fn check(&self, index: usize, params: &Parameters) -> Result<()> {
+        let at = |msg: String| Error::size_mismatch(format!("circuit {index}: {msg}"));
+        let (n_in, n_aux) = (self.inputs.len(), self.aux.len());
+        if n_in != params.num_inputs() || n_aux != params.num_aux() {
+            return Err(at(format!(
+                "{n_in} inputs and {n_aux} aux variables, but the parameters are for {} inputs and {} aux \
+                 (parameters for a different circuit?)",
+                params.num_inputs(),
+                params.num_aux()
+            )));
+        }
+        let abc = self.a.len();
+        if self.b.len() != abc || self.c.len() != abc {
+            return Err(at(format!(
+                "a, b and c must have the same length, got {}, {} and {}",
+                abc,
+                self.b.len(),
+                self.c.len()
+            )));
+        }
+        if abc > params.domain_size() {
+            return Err(at(format!(
+                "abc_size {abc} exceeds the parameters' domain size {}",
+                params.domain_size()
+            )));
+        }
+        for (name, density, expected) in [
+            ("a_aux", &self.a_aux_density, n_aux),
+            ("b_inp", &self.b_inp_density, n_in),
+            ("b_aux", &self.b_aux_density, n_aux),
+        ] {
+            if density.bit_len != expected {
+                return Err(at(format!(
+                    "{name}_bit_len is {} but must be {expected}",
+                    density.bit_len
+                )));
+            }
+            if density.words.len() < expected.div_ceil(64) {
+                return Err(at(format!(
+                    "{name} density has {} words, {} needed for {expected} bits",
+                    density.words.len(),
+                    expected.div_ceil(64)
+                )));
+            }
+            let actual = density.count();
+            if density.popcount != actual {
+                return Err(at(format!(
+                    "{name}_popcount is {} but the bitmap has {actual} bits set",
+                    density.popcount
+                )));
+            }
+        }
+        if params.a.len() != n_in + self.a_aux_density.popcount {
+            return Err(at(format!(
+                "the parameters have {} A points, the witness needs {} ({n_in} inputs + {} aux) \
+                 (parameters for a different circuit?)",
+                params.a.len(),
+                n_in + self.a_aux_density.popcount,
+                self.a_aux_density.popcount
+            )));
+        }
+        let b_needed = self.b_inp_density.popcount + self.b_aux_density.popcount;
+        if params.b_g1.len() != b_needed {
+            return Err(at(format!(
+                "the parameters have {} B points, the witness needs {b_needed} \
+                 (parameters for a different circuit?)",
+                params.b_g1.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// An owned witness, for callers that build one in Rust (tests, the
+/// command-line tool, the synthetic circuits).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Witness {
+    pub a_aux_density: Vec<u64>,
+    pub b_inp_density: Vec<u64>,
+    pub b_aux_density: Vec<u64>,
+    pub a: Vec<Fr>,
+    pub b: Vec<Fr>,
+    pub c: Vec<Fr>,
+    pub inputs: Vec<Fr>,
+    pub aux: Vec<Fr>,
+}
+
+impl Witness {
+    pub fn as_assignment(&self) -> Assignment<'_> {
+        fn density(words: &[u64], bit_len: usize) -> Density<'_> {
+            let d = Density {
+                words,
+                bit_len,
+                popcount: 0,
+            };
+            // Too short a bitmap is reported by `Assignment::check`.
+            let popcount = if words.len() * 64 >= bit_len { d.count() } else { 0 };
+            Density { popcount, ..d }
+        }
+        Assignment {
+            a_aux_density: density(&self.a_aux_density, self.aux.len()),
+            b_inp_density: density(&self.b_inp_density, self.inputs.len()),
+            b_aux_density: density(&self.b_aux_density, self.aux.len()),
+            a: &self.a,
+            b: &self.b,
+            c: &self.c,
+            inputs: &self.inputs,
+            aux: &self.aux,
+        }
+    }
+}

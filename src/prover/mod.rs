@@ -1,0 +1,105 @@
+//! Proving: for each circuit, the H polynomial, the five multi-scalar
+//! multiplications, and the assembly with r and s.
+//!
+//! Memory on the CPU backend, per circuit in flight: the three evaluation
+//! vectors of H on the domain (96·m bytes, m the domain size), plus copies of
+//! the points that take part in each MSM (at most the size of the largest
+//! parameter vector). Circuits are proved one after another; each step is
+//! parallel inside.
+
+mod assembly;
+mod assignment;
+
+pub use assembly::{assemble, QuerySums};
+pub use assignment::{Assignment, Density, Witness};
+
+use crate::cpu::h::quotient;
+use crate::cpu::msm::{dense_msm, witness_msm, Selection};
+use crate::cpu::ntt::Domain;
+use crate::error::{Error, Result};
+use crate::ffi::blst::Fr;
+use crate::params::Parameters;
+use crate::proof::Proof;
+use rand_core::{OsRng, RngCore};
+use std::time::Instant;
+
+/// Proves every circuit with its own r and s (`r[i]`, `s[i]` for circuit i).
+/// Everything is checked before any work starts.
+pub fn prove(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<Vec<Proof>> {
+    check_call(params, circuits, r, s)?;
+    let domain = Domain::new(params.domain_size().trailing_zeros())
+        .ok_or_else(|| Error::invalid("domain larger than 2^32"))?;
+    circuits
+        .iter()
+        .enumerate()
+        .map(|(i, circuit)| Ok(prove_one(params, &domain, i, circuit, &r[i], &s[i])))
+        .collect()
+}
+
+/// Draws r and s for `n` circuits from the operating system's RNG.
+pub fn random_r_s(n: usize) -> (Vec<Fr>, Vec<Fr>) {
+    let draw = || {
+        let mut bytes = [0u8; 64];
+        OsRng.fill_bytes(&mut bytes);
+        Fr::from_uniform_bytes(&bytes)
+    };
+    let r = (0..n).map(|_| draw()).collect();
+    let s = (0..n).map(|_| draw()).collect();
+    (r, s)
+}
+
+/// Validation of a whole call, before any work.
+pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<()> {
+    if circuits.is_empty() {
+        return Err(Error::invalid("no circuits to prove"));
+    }
+    if r.len() != circuits.len() || s.len() != circuits.len() {
+        return Err(Error::size_mismatch(format!(
+            "{} circuits need {0} r and {0} s values, got {} and {}",
+            circuits.len(),
+            r.len(),
+            s.len()
+        )));
+    }
+    for (i, c) in circuits.iter().enumerate() {
+        c.check(i, params)?;
+    }
+    for (name, values) in [("r", r), ("s", s)] {
+        if let Some(i) = values.iter().position(|v| !v.is_reduced()) {
+            return Err(Error::invalid(format!("{name}[{i}] is not a field element (not below r)")));
+        }
+    }
+    Ok(())
+}
+
+fn prove_one(params: &Parameters, domain: &Domain, index: usize, w: &Assignment, r: &Fr, s: &Fr) -> Proof {
+    let started = Instant::now();
+    let h = quotient(domain, w.a, w.b, w.c);
+    let h_done = Instant::now();
+
+    let n_in = w.inputs.len();
+    let b_inp_points = w.b_inp_density.popcount;
+    let (a_inp, a_aux) = params.a.split_at(n_in);
+    let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
+    let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
+    let a_sel = Selection::Density(w.a_aux_density.words);
+    let b_inp_sel = Selection::Density(w.b_inp_density.words);
+    let b_aux_sel = Selection::Density(w.b_aux_density.words);
+
+    let sums = QuerySums {
+        h: dense_msm(&params.h, &h),
+        l: witness_msm(&params.l, w.aux, Selection::All),
+        a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
+        b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),
+        b_g2: witness_msm(b2_inp, w.inputs, b_inp_sel) + witness_msm(b2_aux, w.aux, b_aux_sel),
+    };
+    let msm_done = Instant::now();
+    let proof = assemble(&params.vk, &sums, r, s);
+    log::debug!(
+        "circuit {index}: H {:.3} s, MSMs {:.3} s, total {:.3} s",
+        (h_done - started).as_secs_f64(),
+        (msm_done - h_done).as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    proof
+}
