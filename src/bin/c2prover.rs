@@ -1,1 +1,307 @@
-fn main() {}
+//! The `c2prover` command: prove, verify, inspect parameters, write
+//! synthetic parameters and witnesses, and benchmark.
+
+use c2prover::params::format::Layout;
+use c2prover::synthetic::Circuit;
+use c2prover::{witness_file, Error, Fr, LoadOptions, Parameters, Proof, Witness};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "c2prover", version, about = "Groth16 prover for Filecoin (BLS12-381)")]
+struct Cli {
+    /// More log output: -v per-stage timings, -vv details (RUST_LOG overrides).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Prove circuits from a parameters file and a witness file, or a
+    /// synthetic circuit built in memory; every proof is then verified.
+    Prove(ProveArgs),
+    /// Verify proofs against a parameters file and the witness's public inputs.
+    Verify(VerifyArgs),
+    /// Show what a parameters file holds and the memory proving with it needs.
+    Info(InfoArgs),
+    /// Write a synthetic circuit's parameters and witness files.
+    GenSrs(GenSrsArgs),
+    /// Time proofs of a synthetic circuit on this machine (median of runs).
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct ProveArgs {
+    /// Parameters file (bellperson format).
+    #[arg(long, required_unless_present = "synthetic")]
+    params: Option<PathBuf>,
+    /// Witness file (format in the README).
+    #[arg(long, required_unless_present = "synthetic")]
+    witness: Option<PathBuf>,
+    /// Instead of files: a random circuit of 2^LOG2 constraints with its
+    /// parameters and witness, built in memory.
+    #[arg(long, value_name = "LOG2", conflicts_with_all = ["params", "witness"])]
+    synthetic: Option<u32>,
+    /// With --synthetic: circuits per call (same shape, different witnesses).
+    #[arg(long, default_value_t = 1)]
+    circuits: usize,
+    /// Seed for the synthetic circuit and setup.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the proofs here (192 bytes each, compressed; 384 with --raw).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the raw 384-byte affine form instead of the compressed one.
+    #[arg(long)]
+    raw: bool,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    #[arg(long)]
+    params: PathBuf,
+    /// Proof file: 192-byte compressed proofs, one per circuit of the witness.
+    #[arg(long)]
+    proof: PathBuf,
+    /// Witness file whose public inputs the proofs are checked against.
+    #[arg(long)]
+    witness: PathBuf,
+}
+
+#[derive(Args)]
+struct InfoArgs {
+    /// Parameters file.
+    file: PathBuf,
+    /// Also decode every point (curve checks), as a load does.
+    #[arg(long)]
+    check: bool,
+    /// With --check: subgroup checks too (slow on large files).
+    #[arg(long)]
+    subgroup: bool,
+}
+
+#[derive(Args)]
+struct GenSrsArgs {
+    /// Constraints: 2^LOG2.
+    #[arg(long)]
+    log2: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Witness circuits to write.
+    #[arg(long, default_value_t = 1)]
+    circuits: usize,
+    #[arg(long)]
+    params_out: PathBuf,
+    #[arg(long)]
+    witness_out: PathBuf,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Constraints: 2^LOG2.
+    #[arg(long, default_value_t = 16)]
+    log2: u32,
+    /// Circuits per call.
+    #[arg(long, default_value_t = 1)]
+    circuits: usize,
+    /// Timed runs after one warm-up run.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => "c2prover=warn",
+        1 => "c2prover=debug",
+        _ => "c2prover=trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).init();
+    let result = match cli.command {
+        Command::Prove(a) => prove(a),
+        Command::Verify(a) => verify(a),
+        Command::Info(a) => info(a),
+        Command::GenSrs(a) => gen_srs(a),
+        Command::Bench(a) => bench(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A spinner for one long step; hidden when stderr is not a terminal.
+fn step<T>(what: &str, work: impl FnOnce() -> T) -> T {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(100));
+    let started = Instant::now();
+    let out = work();
+    bar.finish_and_clear();
+    eprintln!("{what}: {:.3} s", started.elapsed().as_secs_f64());
+    out
+}
+
+/// A synthetic circuit's parameters and `n` witnesses (seeds seed, seed+1, ...).
+fn synthetic(log2: u32, n: usize, seed: u64) -> Result<(Parameters, Vec<Witness>), Error> {
+    let circuits = step(&format!("building {n} synthetic circuit(s) of 2^{log2}"), || {
+        (0..n as u64).map(|i| Circuit::porep_like(log2, seed, seed + i)).collect::<Result<Vec<_>, _>>()
+    })?;
+    let params = step("generating parameters (synthetic setup)", || circuits[0].setup(seed));
+    let witnesses = circuits.iter().map(Circuit::witness).collect();
+    Ok((params, witnesses))
+}
+
+fn load(path: &Path) -> Result<Parameters, Error> {
+    step(&format!("loading {}", path.display()), || Parameters::load(path, &LoadOptions::default()))
+}
+
+fn prove(args: ProveArgs) -> Result<(), Error> {
+    let (params, witnesses) = match (args.synthetic, &args.params, &args.witness) {
+        (Some(log2), _, _) => synthetic(log2, args.circuits.max(1), args.seed)?,
+        (None, Some(p), Some(w)) => (load(p)?, witness_file::read(w)?),
+        _ => return Err(Error::invalid("give --params and --witness, or --synthetic LOG2")),
+    };
+    let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
+    let (r, s) = c2prover::random_r_s(assignments.len());
+    let proofs = step(&format!("proving {} circuit(s)", assignments.len()), || {
+        c2prover::prove(&params, &assignments, &r, &s)
+    })?;
+    let mut all_valid = true;
+    for (i, (proof, w)) in proofs.iter().zip(&witnesses).enumerate() {
+        let valid = c2prover::verify(&params.vk, &w.inputs[1..], proof)?;
+        all_valid &= valid;
+        println!("proof {i}: {} {}", hex(&proof.to_compressed()), if valid { "verified" } else { "INVALID" });
+    }
+    if let Some(out) = &args.out {
+        let bytes: Vec<u8> = proofs
+            .iter()
+            .flat_map(|p| if args.raw { p.to_raw().to_vec() } else { p.to_compressed().to_vec() })
+            .collect();
+        std::fs::write(out, bytes).map_err(|e| Error::io(format!("cannot write {}", out.display()), e))?;
+        println!("wrote {} proof(s) to {}", proofs.len(), out.display());
+    }
+    if all_valid {
+        Ok(())
+    } else {
+        Err(Error::invalid("a proof did not verify"))
+    }
+}
+
+fn verify(args: VerifyArgs) -> Result<(), Error> {
+    let params = load(&args.params)?;
+    let witnesses = witness_file::read(&args.witness)?;
+    let bytes = std::fs::read(&args.proof).map_err(|e| Error::io(format!("cannot read {}", args.proof.display()), e))?;
+    if bytes.len() != witnesses.len() * Proof::COMPRESSED_BYTES {
+        return Err(Error::size_mismatch(format!(
+            "{} holds {} bytes; {} circuit(s) need {} bytes of compressed proofs",
+            args.proof.display(),
+            bytes.len(),
+            witnesses.len(),
+            witnesses.len() * Proof::COMPRESSED_BYTES
+        )));
+    }
+    let mut all_valid = true;
+    for (i, (chunk, w)) in bytes.chunks_exact(Proof::COMPRESSED_BYTES).zip(&witnesses).enumerate() {
+        let public: &[Fr] = w.inputs.get(1..).unwrap_or(&[]);
+        let valid = c2prover::verify(&params.vk, public, &Proof::from_compressed(chunk)?)?;
+        all_valid &= valid;
+        println!("proof {i}: {}", if valid { "valid" } else { "INVALID" });
+    }
+    if all_valid {
+        Ok(())
+    } else {
+        Err(Error::invalid("a proof did not verify"))
+    }
+}
+
+fn info(args: InfoArgs) -> Result<(), Error> {
+    let open_err = |e| Error::io(format!("cannot read {}", args.file.display()), e);
+    let file = std::fs::File::open(&args.file).map_err(open_err)?;
+    let bytes = c2prover::ffi::mmap::MappedFile::open(&file).map_err(open_err)?;
+    let layout = Layout::parse(&bytes)?;
+    let domain = layout.h.count + 1;
+    println!("file          {} ({} bytes)", args.file.display(), bytes.len());
+    println!("domain        2^{} ({domain})", domain.trailing_zeros());
+    println!("inputs        {} (with ONE)", layout.ic.count);
+    println!("aux           {}", layout.l.count);
+    for s in layout.sections() {
+        println!("{:<13} {:>12} points at offset {}", s.name, s.count, s.offset);
+    }
+    let g1 = 96u64;
+    let host = bytes.len() as u64;
+    let per_circuit = 3 * 32 * domain as u64 + (g1 * layout.l.count.max(layout.h.count) as u64);
+    println!("memory        parameters {} on the host; proving adds about {} per circuit in flight",
+        human(host), human(per_circuit));
+    if args.check {
+        let options = LoadOptions { check_subgroup: args.subgroup };
+        step("decoding and checking every point", || Parameters::decode(&bytes, &options))?;
+        println!("check         every point decoded and on its curve{}", if args.subgroup { ", in its subgroup" } else { "" });
+    }
+    Ok(())
+}
+
+fn gen_srs(args: GenSrsArgs) -> Result<(), Error> {
+    let (params, witnesses) = synthetic(args.log2, args.circuits.max(1), args.seed)?;
+    let write_err = |p: &Path, e| Error::io(format!("cannot write {}", p.display()), e);
+    let file = std::fs::File::create(&args.params_out).map_err(|e| write_err(&args.params_out, e))?;
+    params.write(std::io::BufWriter::new(file)).map_err(|e| write_err(&args.params_out, e))?;
+    let file = std::fs::File::create(&args.witness_out).map_err(|e| write_err(&args.witness_out, e))?;
+    witness_file::write(std::io::BufWriter::new(file), &witnesses).map_err(|e| write_err(&args.witness_out, e))?;
+    println!("wrote {} and {} ({} circuit(s))", args.params_out.display(), args.witness_out.display(), witnesses.len());
+    Ok(())
+}
+
+fn bench(args: BenchArgs) -> Result<(), Error> {
+    let (params, witnesses) = synthetic(args.log2, args.circuits.max(1), 1)?;
+    let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
+    let (r, s) = c2prover::random_r_s(assignments.len());
+    let mut times = Vec::new();
+    for run in 0..=args.runs {
+        let started = Instant::now();
+        c2prover::prove(&params, &assignments, &r, &s)?;
+        let t = started.elapsed().as_secs_f64();
+        if run > 0 {
+            times.push(t);
+        }
+        eprintln!("{} {:.3} s", if run == 0 { "warm-up" } else { "run" }, t);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    println!(
+        "backend cpu ({} threads), 2^{} constraints, {} circuit(s) per call: median {:.3} s per call, {:.3} s per circuit over {} runs (min {:.3}, max {:.3})",
+        rayon::current_num_threads(),
+        args.log2,
+        assignments.len(),
+        median,
+        median / assignments.len() as f64,
+        times.len(),
+        times.first().copied().unwrap_or(0.0),
+        times.last().copied().unwrap_or(0.0)
+    );
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}

@@ -384,7 +384,9 @@ macro_rules! curve_group {
             /// coordinates below p and the curve equation are checked; the
             /// subgroup is not (see `in_subgroup`).
             pub fn from_uncompressed(bytes: &[u8]) -> Result<Self, PointError> {
-                if bytes.len() != $ulen {
+                // blst would read a compressed point from the first half of the
+                // slot; bellperson's files hold only uncompressed points.
+                if bytes.len() != $ulen || bytes[0] & 0x80 != 0 {
                     return Err(PointError::BadEncoding);
                 }
                 let mut out = <$blst_affine>::default();
@@ -415,16 +417,24 @@ macro_rules! curve_group {
                 if bytes.len() != $clen {
                     return Err(PointError::BadEncoding);
                 }
-                let mut out = <$blst_affine>::default();
-                // SAFETY: `bytes` is exactly the encoded length blst reads.
-                let err = unsafe { $uncompress(&mut out, bytes.as_ptr()) };
-                point_result(err)?;
-                let p = Self(out);
+                let p = Self::from_compressed_unchecked(bytes)?;
                 if p.in_subgroup() {
                     Ok(p)
                 } else {
                     Err(PointError::NotInSubgroup)
                 }
+            }
+
+            /// Parses a compressed point checking only that it is on the curve
+            /// (for tests that need points outside the subgroup).
+            pub fn from_compressed_unchecked(bytes: &[u8]) -> Result<Self, PointError> {
+                if bytes.len() != $clen {
+                    return Err(PointError::BadEncoding);
+                }
+                let mut out = <$blst_affine>::default();
+                // SAFETY: `bytes` is exactly the encoded length blst reads.
+                let err = unsafe { $uncompress(&mut out, bytes.as_ptr()) };
+                point_result(err).map(|()| Self(out))
             }
 
             /// Σ points, with blst's batched affine additions (parallel).
