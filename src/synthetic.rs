@@ -50,6 +50,18 @@ impl Circuit {
         self.constraints.len() + self.inputs.len()
     }
 
+    /// The circuit's own constraints (without the input constraints), each
+    /// as its A, B and C terms: for replaying it into another prover.
+    pub fn constraints(&self) -> impl Iterator<Item = [&[(Var, Fr)]; 3]> + '_ {
+        self.constraints.iter().map(|c| {
+            [
+                &self.terms[c.a.clone()],
+                &self.terms[c.b.clone()],
+                &self.terms[c.c.clone()],
+            ]
+        })
+    }
+
     fn value(&self, v: Var) -> Fr {
         match v {
             Var::Input(i) => self.inputs[i],
@@ -100,7 +112,11 @@ impl Circuit {
             cs.inputs.push(x);
             let copy = cs.alloc(x);
             // x_i · 1 = copy
-            cs.enforce(&[(Var::Input(i + 1), one)], &[(Var::Input(0), one)], &[(copy, one)]);
+            cs.enforce(
+                &[(Var::Input(i + 1), one)],
+                &[(Var::Input(0), one)],
+                &[(copy, one)],
+            );
             fields.push(copy);
         }
         while cs.constraints.len() < target {
@@ -221,7 +237,11 @@ impl Circuit {
             Var::Aux(i) => n_in + *i,
         };
         let n_vars = n_in + self.aux.len();
-        let (mut at, mut bt, mut ct) = (vec![Fr::ZERO; n_vars], vec![Fr::ZERO; n_vars], vec![Fr::ZERO; n_vars]);
+        let (mut at, mut bt, mut ct) = (
+            vec![Fr::ZERO; n_vars],
+            vec![Fr::ZERO; n_vars],
+            vec![Fr::ZERO; n_vars],
+        );
         for (j, c) in self.constraints.iter().enumerate() {
             for (range, acc) in [(&c.a, &mut at), (&c.b, &mut bt), (&c.c, &mut ct)] {
                 for (v, k) in &self.terms[range.clone()] {
@@ -242,7 +262,10 @@ impl Circuit {
         let g1 = FixedBase::<G1>::new(G1::generator());
         let g2 = FixedBase::<G2>::new(G2::generator());
         let ic: Vec<Fr> = (0..n_in).map(|k| combined(k, gamma_inv)).collect();
-        let l: Vec<Fr> = (n_in..n_vars).into_par_iter().map(|k| combined(k, delta_inv)).collect();
+        let l: Vec<Fr> = (n_in..n_vars)
+            .into_par_iter()
+            .map(|k| combined(k, delta_inv))
+            .collect();
         let h: Vec<Fr> = {
             let scale = z_tau * delta_inv;
             let mut acc = scale;
@@ -381,7 +404,9 @@ impl<P: FixedBaseGroup> FixedBase<P> {
         k.to_scalar_bytes()
             .iter()
             .enumerate()
-            .fold(P::default(), |acc, (w, d)| acc.add_affine(&self.table[w * 256 + *d as usize]))
+            .fold(P::default(), |acc, (w, d)| {
+                acc.add_affine(&self.table[w * 256 + *d as usize])
+            })
     }
 
     fn mul_many(&self, scalars: &[Fr]) -> Vec<P::Affine> {
@@ -421,7 +446,10 @@ mod tests {
         }
         let zeros = cs.aux.iter().filter(|x| x.is_zero()).count();
         let ones = cs.aux.iter().filter(|x| x.is_one()).count();
-        assert!(zeros + ones > cs.aux.len() * 3 / 4, "mostly bits: {zeros} zeros, {ones} ones");
+        assert!(
+            zeros + ones > cs.aux.len() * 3 / 4,
+            "mostly bits: {zeros} zeros, {ones} ones"
+        );
     }
 
     #[test]

@@ -19,7 +19,9 @@ pub fn verify(vk: &VerifyingKey, public_inputs: &[Fr], proof: &Proof) -> Result<
     let ic = public_inputs
         .iter()
         .zip(&vk.ic[1..])
-        .fold(vk.ic[0].to_projective(), |acc, (x, p)| acc + p.to_projective().mul(x));
+        .fold(vk.ic[0].to_projective(), |acc, (x, p)| {
+            acc + p.to_projective().mul(x)
+        });
     let lhs = Gt::pairing_product(&[(proof.a, proof.b)]);
     let rhs = Gt::pairing_product(&[
         (vk.alpha_g1, vk.beta_g2),

@@ -72,7 +72,9 @@ impl<'a> Cursor<'a> {
 
     fn u64(&mut self, what: &str) -> Result<u64> {
         let b = self.take(8, what)?;
-        Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        Ok(u64::from_le_bytes([
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+        ]))
     }
 
     fn count(&mut self, what: &str) -> Result<usize> {
@@ -117,7 +119,9 @@ impl<'a> Cursor<'a> {
 pub fn parse(bytes: &[u8]) -> Result<Vec<Witness>> {
     let mut cur = Cursor { bytes, pos: 0 };
     if cur.take(8, "magic")? != MAGIC {
-        return Err(Error::invalid("not a c2prover witness file (bad magic; expected C2PWIT01)"));
+        return Err(Error::invalid(
+            "not a c2prover witness file (bad magic; expected C2PWIT01)",
+        ));
     }
     let n = cur.count("n_circuits")?;
     let mut out = Vec::with_capacity(n);
@@ -178,6 +182,9 @@ mod tests {
         let mut unreduced = bytes.clone();
         let last = unreduced.len() - 32;
         unreduced[last..].fill(0xff);
-        assert!(parse(&unreduced).unwrap_err().message.contains("not below the field modulus"));
+        assert!(parse(&unreduced)
+            .unwrap_err()
+            .message
+            .contains("not below the field modulus"));
     }
 }

@@ -52,7 +52,11 @@ fn empty_and_missing_files() {
     let missing = std::env::temp_dir().join("c2prover-does-not-exist.params");
     let err = Parameters::load(&missing, &LoadOptions::default()).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Io);
-    assert!(err.message.contains("c2prover-does-not-exist.params"), "{}", err.message);
+    assert!(
+        err.message.contains("c2prover-does-not-exist.params"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
@@ -80,7 +84,11 @@ fn huge_counts_fail_before_allocating() {
     let count_at = layout.l.offset - 4;
     bytes[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
     let err = decode_err(&bytes);
-    assert!(err.message.contains("section `l` declares 4294967295 points"), "{}", err.message);
+    assert!(
+        err.message.contains("section `l` declares 4294967295 points"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
@@ -110,7 +118,11 @@ fn corrupted_points_name_section_index_and_offset() {
     bad[at + 40] ^= 1;
     let err = decode_err(&bad);
     assert_eq!(err.kind, ErrorKind::ParamsFormat);
-    assert!(err.message.contains("section `l`, point 7 at byte offset"), "{}", err.message);
+    assert!(
+        err.message.contains("section `l`, point 7 at byte offset"),
+        "{}",
+        err.message
+    );
     assert!(err.message.contains(&at.to_string()), "{}", err.message);
 
     // The compressed flag on an uncompressed point.
@@ -144,7 +156,9 @@ fn subgroup_check_on_request() {
             let mut enc = [0u8; 48];
             enc[0] = 0x80;
             enc[47] = x;
-            G1Affine::from_compressed_unchecked(&enc).ok().filter(|p| !p.in_subgroup())
+            G1Affine::from_compressed_unchecked(&enc)
+                .ok()
+                .filter(|p| !p.in_subgroup())
         })
         .expect("some small x gives a point outside G1");
     let (_, mut bytes) = small_params();
@@ -153,7 +167,11 @@ fn subgroup_check_on_request() {
     bytes[at..at + 96].copy_from_slice(&outsider.to_uncompressed());
     assert!(Parameters::decode(&bytes, &LoadOptions::default()).is_ok());
     let err = Parameters::decode(&bytes, &LoadOptions { check_subgroup: true }).unwrap_err();
-    assert!(err.message.contains("section `h`, point 5") && err.message.contains("subgroup"), "{}", err.message);
+    assert!(
+        err.message.contains("section `h`, point 5") && err.message.contains("subgroup"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]

@@ -14,7 +14,12 @@ fn refuse(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr], kind
         Ok(_) => panic!("accepted a bad call (expected: {says})"),
         Err(e) => {
             assert_eq!(e.kind, kind, "{}", e.message);
-            assert!(e.message.contains(says), "message {:?} should say {:?}", e.message, says);
+            assert!(
+                e.message.contains(says),
+                "message {:?} should say {:?}",
+                e.message,
+                says
+            );
         }
     }
 }
@@ -32,11 +37,32 @@ fn zero_circuits_and_r_s_counts() {
     let (params, w) = fixture();
     let (r, s) = random_r_s(2);
     refuse(&params, &[], &[], &[], ErrorKind::InvalidArgument, "no circuits");
-    refuse(&params, &[w.as_assignment()], &r, &s[..1], ErrorKind::SizeMismatch, "need 1 r and 1 s");
-    refuse(&params, &[w.as_assignment()], &r[..1], &[], ErrorKind::SizeMismatch, "got 1 and 0");
+    refuse(
+        &params,
+        &[w.as_assignment()],
+        &r,
+        &s[..1],
+        ErrorKind::SizeMismatch,
+        "need 1 r and 1 s",
+    );
+    refuse(
+        &params,
+        &[w.as_assignment()],
+        &r[..1],
+        &[],
+        ErrorKind::SizeMismatch,
+        "got 1 and 0",
+    );
     let mut unreduced = Fr::ONE;
     unreduced.0.l = [u64::MAX; 4];
-    refuse(&params, &[w.as_assignment()], &[unreduced], &s[..1], ErrorKind::InvalidArgument, "r[0] is not a field element");
+    refuse(
+        &params,
+        &[w.as_assignment()],
+        &[unreduced],
+        &s[..1],
+        ErrorKind::InvalidArgument,
+        "r[0] is not a field element",
+    );
 }
 
 #[test]
@@ -47,15 +73,36 @@ fn mismatched_densities() {
 
     let mut bad = good;
     bad.a_aux_density.bit_len -= 1;
-    refuse(&params, &[bad], &r, &s, ErrorKind::SizeMismatch, "a_aux_bit_len is");
+    refuse(
+        &params,
+        &[bad],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "a_aux_bit_len is",
+    );
 
     let mut bad = good;
     bad.b_inp_density.popcount += 1;
-    refuse(&params, &[bad], &r, &s, ErrorKind::SizeMismatch, "b_inp_popcount is");
+    refuse(
+        &params,
+        &[bad],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "b_inp_popcount is",
+    );
 
     let mut bad = good;
     bad.b_aux_density.words = &bad.b_aux_density.words[..1];
-    refuse(&params, &[bad], &r, &s, ErrorKind::SizeMismatch, "b_aux density has 1 words");
+    refuse(
+        &params,
+        &[bad],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "b_aux density has 1 words",
+    );
 
     // A flipped bit with its popcount kept consistent: the parameters no
     // longer have one point per selected variable.
@@ -64,7 +111,14 @@ fn mismatched_densities() {
         .find(|i| flipped.a_aux_density[i / 64] >> (i % 64) & 1 == 0)
         .unwrap();
     flipped.a_aux_density[i / 64] |= 1 << (i % 64);
-    refuse(&params, &[flipped.as_assignment()], &r, &s, ErrorKind::SizeMismatch, "A points");
+    refuse(
+        &params,
+        &[flipped.as_assignment()],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "A points",
+    );
 }
 
 #[test]
@@ -75,11 +129,25 @@ fn abc_vectors() {
     long.a.resize(params.domain_size() + 1, Fr::ZERO);
     long.b.resize(params.domain_size() + 1, Fr::ZERO);
     long.c.resize(params.domain_size() + 1, Fr::ZERO);
-    refuse(&params, &[long.as_assignment()], &r, &s, ErrorKind::SizeMismatch, "exceeds the parameters' domain size");
+    refuse(
+        &params,
+        &[long.as_assignment()],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "exceeds the parameters' domain size",
+    );
 
     let mut ragged = w.clone();
     ragged.c.pop();
-    refuse(&params, &[ragged.as_assignment()], &r, &s, ErrorKind::SizeMismatch, "same length");
+    refuse(
+        &params,
+        &[ragged.as_assignment()],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "same length",
+    );
 }
 
 #[test]
@@ -87,11 +155,25 @@ fn parameters_for_a_different_circuit() {
     let (_, w) = fixture();
     let other = Circuit::porep_like(8, 2, 2).unwrap().setup(2);
     let (r, s) = random_r_s(1);
-    refuse(&other, &[w.as_assignment()], &r, &s, ErrorKind::SizeMismatch, "different circuit");
+    refuse(
+        &other,
+        &[w.as_assignment()],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "different circuit",
+    );
 
     // Same sizes, different structure: the density counts disagree.
     let same_size = Circuit::porep_like(7, 99, 1).unwrap().setup(3);
-    refuse(&same_size, &[w.as_assignment()], &r, &s, ErrorKind::SizeMismatch, "different circuit");
+    refuse(
+        &same_size,
+        &[w.as_assignment()],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "different circuit",
+    );
 }
 
 #[test]
@@ -100,5 +182,12 @@ fn second_circuit_is_named() {
     let (r, s) = random_r_s(2);
     let mut bad = w.as_assignment();
     bad.inputs = &bad.inputs[1..];
-    refuse(&params, &[w.as_assignment(), bad], &r, &s, ErrorKind::SizeMismatch, "circuit 1:");
+    refuse(
+        &params,
+        &[w.as_assignment(), bad],
+        &r,
+        &s,
+        ErrorKind::SizeMismatch,
+        "circuit 1:",
+    );
 }

@@ -141,7 +141,10 @@ fn main() -> ExitCode {
 /// A spinner for one long step; hidden when stderr is not a terminal.
 fn step<T>(what: &str, work: impl FnOnce() -> T) -> T {
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     bar.set_message(what.to_string());
     bar.enable_steady_tick(Duration::from_millis(100));
     let started = Instant::now();
@@ -154,15 +157,21 @@ fn step<T>(what: &str, work: impl FnOnce() -> T) -> T {
 /// A synthetic circuit's parameters and `n` witnesses (seeds seed, seed+1, ...).
 fn synthetic(log2: u32, n: usize, seed: u64) -> Result<(Parameters, Vec<Witness>), Error> {
     let circuits = step(&format!("building {n} synthetic circuit(s) of 2^{log2}"), || {
-        (0..n as u64).map(|i| Circuit::porep_like(log2, seed, seed + i)).collect::<Result<Vec<_>, _>>()
+        (0..n as u64)
+            .map(|i| Circuit::porep_like(log2, seed, seed + i))
+            .collect::<Result<Vec<_>, _>>()
     })?;
-    let params = step("generating parameters (synthetic setup)", || circuits[0].setup(seed));
+    let params = step("generating parameters (synthetic setup)", || {
+        circuits[0].setup(seed)
+    });
     let witnesses = circuits.iter().map(Circuit::witness).collect();
     Ok((params, witnesses))
 }
 
 fn load(path: &Path) -> Result<Parameters, Error> {
-    step(&format!("loading {}", path.display()), || Parameters::load(path, &LoadOptions::default()))
+    step(&format!("loading {}", path.display()), || {
+        Parameters::load(path, &LoadOptions::default())
+    })
 }
 
 fn prove(args: ProveArgs) -> Result<(), Error> {
@@ -180,12 +189,22 @@ fn prove(args: ProveArgs) -> Result<(), Error> {
     for (i, (proof, w)) in proofs.iter().zip(&witnesses).enumerate() {
         let valid = c2prover::verify(&params.vk, &w.inputs[1..], proof)?;
         all_valid &= valid;
-        println!("proof {i}: {} {}", hex(&proof.to_compressed()), if valid { "verified" } else { "INVALID" });
+        println!(
+            "proof {i}: {} {}",
+            hex(&proof.to_compressed()),
+            if valid { "verified" } else { "INVALID" }
+        );
     }
     if let Some(out) = &args.out {
         let bytes: Vec<u8> = proofs
             .iter()
-            .flat_map(|p| if args.raw { p.to_raw().to_vec() } else { p.to_compressed().to_vec() })
+            .flat_map(|p| {
+                if args.raw {
+                    p.to_raw().to_vec()
+                } else {
+                    p.to_compressed().to_vec()
+                }
+            })
             .collect();
         std::fs::write(out, bytes).map_err(|e| Error::io(format!("cannot write {}", out.display()), e))?;
         println!("wrote {} proof(s) to {}", proofs.len(), out.display());
@@ -200,7 +219,8 @@ fn prove(args: ProveArgs) -> Result<(), Error> {
 fn verify(args: VerifyArgs) -> Result<(), Error> {
     let params = load(&args.params)?;
     let witnesses = witness_file::read(&args.witness)?;
-    let bytes = std::fs::read(&args.proof).map_err(|e| Error::io(format!("cannot read {}", args.proof.display()), e))?;
+    let bytes = std::fs::read(&args.proof)
+        .map_err(|e| Error::io(format!("cannot read {}", args.proof.display()), e))?;
     if bytes.len() != witnesses.len() * Proof::COMPRESSED_BYTES {
         return Err(Error::size_mismatch(format!(
             "{} holds {} bytes; {} circuit(s) need {} bytes of compressed proofs",
@@ -211,7 +231,11 @@ fn verify(args: VerifyArgs) -> Result<(), Error> {
         )));
     }
     let mut all_valid = true;
-    for (i, (chunk, w)) in bytes.chunks_exact(Proof::COMPRESSED_BYTES).zip(&witnesses).enumerate() {
+    for (i, (chunk, w)) in bytes
+        .chunks_exact(Proof::COMPRESSED_BYTES)
+        .zip(&witnesses)
+        .enumerate()
+    {
         let public: &[Fr] = w.inputs.get(1..).unwrap_or(&[]);
         let valid = c2prover::verify(&params.vk, public, &Proof::from_compressed(chunk)?)?;
         all_valid &= valid;
@@ -240,12 +264,22 @@ fn info(args: InfoArgs) -> Result<(), Error> {
     let g1 = 96u64;
     let host = bytes.len() as u64;
     let per_circuit = 3 * 32 * domain as u64 + (g1 * layout.l.count.max(layout.h.count) as u64);
-    println!("memory        parameters {} on the host; proving adds about {} per circuit in flight",
-        human(host), human(per_circuit));
+    println!(
+        "memory        parameters {} on the host; proving adds about {} per circuit in flight",
+        human(host),
+        human(per_circuit)
+    );
     if args.check {
-        let options = LoadOptions { check_subgroup: args.subgroup };
-        step("decoding and checking every point", || Parameters::decode(&bytes, &options))?;
-        println!("check         every point decoded and on its curve{}", if args.subgroup { ", in its subgroup" } else { "" });
+        let options = LoadOptions {
+            check_subgroup: args.subgroup,
+        };
+        step("decoding and checking every point", || {
+            Parameters::decode(&bytes, &options)
+        })?;
+        println!(
+            "check         every point decoded and on its curve{}",
+            if args.subgroup { ", in its subgroup" } else { "" }
+        );
     }
     Ok(())
 }
@@ -254,10 +288,18 @@ fn gen_srs(args: GenSrsArgs) -> Result<(), Error> {
     let (params, witnesses) = synthetic(args.log2, args.circuits.max(1), args.seed)?;
     let write_err = |p: &Path, e| Error::io(format!("cannot write {}", p.display()), e);
     let file = std::fs::File::create(&args.params_out).map_err(|e| write_err(&args.params_out, e))?;
-    params.write(std::io::BufWriter::new(file)).map_err(|e| write_err(&args.params_out, e))?;
+    params
+        .write(std::io::BufWriter::new(file))
+        .map_err(|e| write_err(&args.params_out, e))?;
     let file = std::fs::File::create(&args.witness_out).map_err(|e| write_err(&args.witness_out, e))?;
-    witness_file::write(std::io::BufWriter::new(file), &witnesses).map_err(|e| write_err(&args.witness_out, e))?;
-    println!("wrote {} and {} ({} circuit(s))", args.params_out.display(), args.witness_out.display(), witnesses.len());
+    witness_file::write(std::io::BufWriter::new(file), &witnesses)
+        .map_err(|e| write_err(&args.witness_out, e))?;
+    println!(
+        "wrote {} and {} ({} circuit(s))",
+        args.params_out.display(),
+        args.witness_out.display(),
+        witnesses.len()
+    );
     Ok(())
 }
 

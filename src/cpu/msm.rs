@@ -112,7 +112,12 @@ pub fn witness_msm<P: MsmPoint>(points: &[P], scalars: &[Fr], selection: Selecti
         .map(|b| {
             let mut part = Split::empty();
             let mut k = first_point[b];
-            for (i, s) in scalars.iter().enumerate().take(n.min((b + 1) * BLOCK)).skip(b * BLOCK) {
+            for (i, s) in scalars
+                .iter()
+                .enumerate()
+                .take(n.min((b + 1) * BLOCK))
+                .skip(b * BLOCK)
+            {
                 if !selection.contains(i) {
                     continue;
                 }

@@ -159,25 +159,30 @@ impl Domain {
 /// [start·base^0, start·base^1, ..., start·base^(n−1)], built in parallel.
 fn powers(base: Fr, start: Fr, n: usize) -> Vec<Fr> {
     let mut out = vec![Fr::ZERO; n];
-    out.par_chunks_mut(PAR_CHUNK).enumerate().for_each(|(piece, chunk)| {
-        let mut acc = start * base.pow((piece * PAR_CHUNK) as u64);
-        for v in chunk {
-            *v = acc;
-            acc *= base;
-        }
-    });
+    out.par_chunks_mut(PAR_CHUNK)
+        .enumerate()
+        .for_each(|(piece, chunk)| {
+            let mut acc = start * base.pow((piece * PAR_CHUNK) as u64);
+            for v in chunk {
+                *v = acc;
+                acc *= base;
+            }
+        });
     out
 }
 
 /// values[i] *= start·base^i.
 fn scale_by_powers(values: &mut [Fr], base: Fr, start: Fr) {
-    values.par_chunks_mut(PAR_CHUNK).enumerate().for_each(|(piece, chunk)| {
-        let mut acc = start * base.pow((piece * PAR_CHUNK) as u64);
-        for v in chunk {
-            *v *= acc;
-            acc *= base;
-        }
-    });
+    values
+        .par_chunks_mut(PAR_CHUNK)
+        .enumerate()
+        .for_each(|(piece, chunk)| {
+            let mut acc = start * base.pow((piece * PAR_CHUNK) as u64);
+            for v in chunk {
+                *v *= acc;
+                acc *= base;
+            }
+        });
 }
 
 fn bit_reverse_permute(values: &mut [Fr]) {
@@ -231,7 +236,11 @@ mod tests {
             let mut evals = coeffs.clone();
             d.fft(&mut evals);
             for (i, e) in evals.iter().enumerate() {
-                assert_eq!(*e, evaluate(&coeffs, d.omega.pow(i as u64)), "log_m {log_m} i {i}");
+                assert_eq!(
+                    *e,
+                    evaluate(&coeffs, d.omega.pow(i as u64)),
+                    "log_m {log_m} i {i}"
+                );
             }
             let mut coset = coeffs.clone();
             d.coset_fft(&mut coset);

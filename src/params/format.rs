@@ -106,8 +106,8 @@ impl Layout {
                     bytes.len()
                 ))
             })?;
-            let count = u32::from_be_bytes([count_bytes[0], count_bytes[1], count_bytes[2], count_bytes[3]])
-                as usize;
+            let count =
+                u32::from_be_bytes([count_bytes[0], count_bytes[1], count_bytes[2], count_bytes[3]]) as usize;
             let section = Section {
                 name,
                 group,

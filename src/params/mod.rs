@@ -153,8 +153,12 @@ impl Parameters {
 }
 
 fn write_count<W: Write>(w: &mut W, count: usize) -> std::io::Result<()> {
-    let count = u32::try_from(count)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "section longer than 2^32 points"))?;
+    let count = u32::try_from(count).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "section longer than 2^32 points",
+        )
+    })?;
     w.write_all(&count.to_be_bytes())
 }
 

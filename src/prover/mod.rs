@@ -66,7 +66,9 @@ pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[F
     }
     for (name, values) in [("r", r), ("s", s)] {
         if let Some(i) = values.iter().position(|v| !v.is_reduced()) {
-            return Err(Error::invalid(format!("{name}[{i}] is not a field element (not below r)")));
+            return Err(Error::invalid(format!(
+                "{name}[{i}] is not a field element (not below r)"
+            )));
         }
     }
     Ok(())

@@ -7,7 +7,7 @@
 use bellperson::groth16;
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
-use ff::{Field, PrimeField};
+use ff::Field;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -64,7 +64,12 @@ impl Recorder {
         cs.alloc_input(|| "one", || Ok(Scalar::ONE)).expect("one");
         circuit.synthesize(&mut cs).expect("synthesis");
         for i in 0..cs.inputs.len() {
-            cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+            cs.enforce(
+                || "",
+                |lc| lc + Variable::new_unchecked(Index::Input(i)),
+                |lc| lc,
+                |lc| lc,
+            );
         }
         let bits = |v: &[bool]| {
             let mut words = vec![0u64; v.len().div_ceil(64)];
@@ -366,6 +371,43 @@ pub fn random_pairs(n: usize, seed: u64) -> (Vec<Scalar>, Vec<Scalar>) {
     (r, s)
 }
 
-pub fn scalar_bytes(x: &Scalar) -> [u8; 32] {
-    x.to_repr().into()
+/// A c2prover synthetic circuit replayed through bellperson's API, so both
+/// provers work on the very same constraints and witness.
+#[derive(Clone)]
+pub struct Replay<'a>(pub &'a c2prover::synthetic::Circuit);
+
+impl Circuit<Scalar> for Replay<'_> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        use c2prover::synthetic::Var;
+        let cs_circuit = self.0;
+        let mut inputs = vec![CS::one()];
+        for x in &cs_circuit.inputs[1..] {
+            inputs.push(cs.alloc_input(|| "in", || Ok(Scalar::from(x.0)))?);
+        }
+        let mut aux = Vec::with_capacity(cs_circuit.aux.len());
+        for x in &cs_circuit.aux {
+            aux.push(cs.alloc(|| "aux", || Ok(Scalar::from(x.0)))?);
+        }
+        let var = |v: &Var| match v {
+            Var::Input(i) => inputs[*i],
+            Var::Aux(i) => aux[*i],
+        };
+        for [a, b, c] in cs_circuit.constraints() {
+            let lc = |terms: &[(Var, c2prover::Fr)]| {
+                terms.iter().fold(LinearCombination::zero(), |lc, (v, k)| {
+                    lc + (Scalar::from(k.0), var(v))
+                })
+            };
+            let (a, b, c) = (lc(a), lc(b), lc(c));
+            cs.enforce(|| "c", |_| a, |_| b, |_| c);
+        }
+        Ok(())
+    }
+}
+
+/// bellperson's `Parameters` read from c2prover's parameters (same bytes).
+pub fn to_bellperson(params: &c2prover::Parameters) -> groth16::Parameters<Bls12> {
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).expect("write");
+    groth16::Parameters::read(&bytes[..], false).expect("bellperson reads our file")
 }
