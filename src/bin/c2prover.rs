@@ -273,8 +273,9 @@ fn info(args: InfoArgs) -> Result<(), Error> {
         let options = LoadOptions {
             check_subgroup: args.subgroup,
         };
-        step("decoding and checking every point", || {
-            Parameters::decode(&bytes, &options)
+        drop(bytes);
+        step("loading: decoding and checking every point", || {
+            Parameters::load(&args.file, &options)
         })?;
         println!(
             "check         every point decoded and on its curve{}",

@@ -20,8 +20,11 @@ impl MappedFile {
         // another process truncates the file while it is mapped, reads past
         // the new end raise SIGBUS; parameter files are written once and
         // never modified in place, which is the documented contract.
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(file)? };
-        let _ = map.advise(memmap2::Advice::Sequential);
+        let map = unsafe { memmap2::MmapOptions::new().map(file)? };
+        // Start reading the whole file in the background: the decoder's
+        // threads then find most pages resident instead of each waiting on
+        // its own faults, so I/O overlaps decoding. Advice is only a hint.
+        let _ = map.advise(memmap2::Advice::WillNeed);
         Ok(MappedFile { map: Some(map) })
     }
 }
