@@ -75,6 +75,41 @@ impl Fr {
         fr.is_reduced().then_some(fr)
     }
 
+    /// Reads a canonical little-endian value; `None` when it is not below r.
+    pub fn from_canonical_bytes(bytes: &[u8; 32]) -> Option<Fr> {
+        let mut scalar = blst_scalar::default();
+        let mut out = blst_fr::default();
+        // SAFETY: `bytes` is 32 readable bytes; outputs are valid locals.
+        let reduced = unsafe {
+            blst_scalar_from_lendian(&mut scalar, bytes.as_ptr());
+            blst_scalar_fr_check(&scalar)
+        };
+        if !reduced {
+            return None;
+        }
+        // SAFETY: valid input and output.
+        unsafe { blst_fr_from_scalar(&mut out, &scalar) };
+        Some(Fr(out))
+    }
+
+    /// Reads limbs that hold a canonical integer (not Montgomery form) and
+    /// converts them to Montgomery form; the caller has checked they are
+    /// below r.
+    pub fn from_canonical_limbs(raw: &Fr) -> Fr {
+        let mut out = blst_fr::default();
+        // SAFETY: `raw.0.l` is four readable limbs; the output is a valid local.
+        unsafe { blst_fr_from_uint64(&mut out, raw.0.l.as_ptr()) };
+        Fr(out)
+    }
+
+    /// Views caller memory of four-limb elements as `Fr`s.
+    pub fn slice_from_limbs(limbs: &[[u64; 4]]) -> &[Fr] {
+        // SAFETY: `Fr` is repr(transparent) over `blst_fr`, which is
+        // repr(C) holding exactly `[u64; 4]`: same size, alignment and
+        // layout; the length and lifetime are carried over.
+        unsafe { std::slice::from_raw_parts(limbs.as_ptr().cast(), limbs.len()) }
+    }
+
     /// True when the limbs are a canonical residue (below the modulus).
     pub fn is_reduced(&self) -> bool {
         for i in (0..4).rev() {

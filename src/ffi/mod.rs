@@ -3,8 +3,9 @@
 //! - `blst`: safe value types over blst's C field and curve arithmetic;
 //! - `mmap`: the read-only file mapping the parameter loader decodes from.
 //!
-//! The C ABI that callers use (`c2p_*` and the supraseal-compatible symbols)
-//! lives here too as it is added.
+//! - `capi`: the C ABI callers use (`c2p_*` and the supraseal-compatible
+//!   symbols).
 
 pub mod blst;
+pub mod capi;
 pub mod mmap;

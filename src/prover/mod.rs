@@ -9,31 +9,54 @@
 
 mod assembly;
 mod assignment;
+pub(crate) mod job;
 
 pub use assembly::{assemble, QuerySums};
 pub use assignment::{Assignment, Density, Witness};
+pub use job::Job;
 
 use crate::cpu::h::quotient;
 use crate::cpu::msm::{dense_msm, witness_msm, Selection};
 use crate::cpu::ntt::Domain;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::Fr;
 use crate::params::Parameters;
 use crate::proof::Proof;
 use rand_core::{OsRng, RngCore};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Proves every circuit with its own r and s (`r[i]`, `s[i]` for circuit i).
 /// Everything is checked before any work starts.
 pub fn prove(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<Vec<Proof>> {
+    prove_cancellable(params, circuits, r, s, &AtomicBool::new(false))
+}
+
+/// `prove`, giving up with `ErrorKind::Cancelled` soon after `cancelled`
+/// is set (it is looked at between circuits and between proving stages).
+pub fn prove_cancellable(
+    params: &Parameters,
+    circuits: &[Assignment],
+    r: &[Fr],
+    s: &[Fr],
+    cancelled: &AtomicBool,
+) -> Result<Vec<Proof>> {
     check_call(params, circuits, r, s)?;
     let domain = Domain::new(params.domain_size().trailing_zeros())
         .ok_or_else(|| Error::invalid("domain larger than 2^32"))?;
     circuits
         .iter()
         .enumerate()
-        .map(|(i, circuit)| Ok(prove_one(params, &domain, i, circuit, &r[i], &s[i])))
+        .map(|(i, circuit)| prove_one(params, &domain, i, circuit, &r[i], &s[i], cancelled))
         .collect()
+}
+
+fn check_cancelled(cancelled: &AtomicBool) -> Result<()> {
+    if cancelled.load(Ordering::Relaxed) {
+        Err(Error::new(ErrorKind::Cancelled, "the job was cancelled"))
+    } else {
+        Ok(())
+    }
 }
 
 /// Draws r and s for `n` circuits from the operating system's RNG.
@@ -74,10 +97,20 @@ pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[F
     Ok(())
 }
 
-fn prove_one(params: &Parameters, domain: &Domain, index: usize, w: &Assignment, r: &Fr, s: &Fr) -> Proof {
+fn prove_one(
+    params: &Parameters,
+    domain: &Domain,
+    index: usize,
+    w: &Assignment,
+    r: &Fr,
+    s: &Fr,
+    cancelled: &AtomicBool,
+) -> Result<Proof> {
+    check_cancelled(cancelled)?;
     let started = Instant::now();
     let h = quotient(domain, w.a, w.b, w.c);
     let h_done = Instant::now();
+    check_cancelled(cancelled)?;
 
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
@@ -103,5 +136,5 @@ fn prove_one(params: &Parameters, domain: &Domain, index: usize, w: &Assignment,
         (msm_done - h_done).as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
-    proof
+    Ok(proof)
 }

@@ -1,0 +1,197 @@
+//! The C ABI: the native `c2p_*` API and the supraseal-compatible symbols.
+//!
+//! Every export runs inside `guard`, the panic boundary: a panic becomes
+//! `C2P_ERR_PANIC` with its message and the caller's process lives on.
+//! Pointer arguments are checked for NULL and lengths against each other
+//! before anything is read; outputs are written only on success.
+//!
+//! The functions are `extern "C" fn`, not `unsafe extern "C" fn`: like
+//! rustls-ffi they check what they are given, and Rust callers (the tests)
+//! call them exactly as C does, with raw pointers and no `unsafe`.
+
+// C names: `c2p_params`, `create_SRS`, as C callers spell them.
+#![allow(non_camel_case_types, non_snake_case)]
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+mod handles;
+pub mod native;
+#[cfg(feature = "supraseal-abi")]
+pub mod supraseal;
+
+use crate::error::{Error, ErrorKind};
+use crate::prover::job::panic_message;
+use std::cell::RefCell;
+use std::ffi::CString;
+
+/// Bytes of one compressed proof (bellperson's `Proof::write`).
+pub const C2P_PROOF_BYTES: usize = 192;
+/// Bytes of one raw affine proof (supraseal's `groth16_proof`).
+pub const C2P_RAW_PROOF_BYTES: usize = 384;
+/// Bytes of one scalar (r, s, public inputs, witness values).
+pub const C2P_FR_BYTES: usize = 32;
+
+/// Success.
+pub const C2P_OK: i32 = 0;
+/// A required pointer argument was NULL.
+pub const C2P_ERR_NULL_POINTER: i32 = 1;
+/// An argument is out of range or inconsistent (zero circuits, r without s, ...).
+pub const C2P_ERR_INVALID_ARGUMENT: i32 = 2;
+/// A file could not be opened, mapped or read.
+pub const C2P_ERR_IO: i32 = 3;
+/// A parameters file is malformed (truncated, corrupted, inconsistent counts, bad points).
+pub const C2P_ERR_PARAMS_FORMAT: i32 = 4;
+/// Lengths disagree: witness against parameters, bitmaps against bit lengths, output buffers.
+pub const C2P_ERR_SIZE_MISMATCH: i32 = 5;
+/// Memory (host or device) or a thread could not be obtained.
+pub const C2P_ERR_OUT_OF_MEMORY: i32 = 6;
+/// A GPU call failed; the message carries the CUDA error.
+pub const C2P_ERR_GPU: i32 = 7;
+/// The memory budget is full and the options asked not to wait.
+pub const C2P_ERR_BUSY: i32 = 8;
+/// The job was cancelled before it finished.
+pub const C2P_ERR_CANCELLED: i32 = 9;
+/// A handle is unknown: already freed, already finished, or never valid.
+pub const C2P_ERR_BAD_STATE: i32 = 10;
+/// An internal error (a Rust panic) was caught at the boundary.
+pub const C2P_ERR_PANIC: i32 = 11;
+/// The request needs something this build or machine lacks.
+pub const C2P_ERR_UNSUPPORTED: i32 = 12;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_are_the_error_kinds() {
+        use ErrorKind::*;
+        let pairs = [
+            (C2P_ERR_NULL_POINTER, NullPointer),
+            (C2P_ERR_INVALID_ARGUMENT, InvalidArgument),
+            (C2P_ERR_IO, Io),
+            (C2P_ERR_PARAMS_FORMAT, ParamsFormat),
+            (C2P_ERR_SIZE_MISMATCH, SizeMismatch),
+            (C2P_ERR_OUT_OF_MEMORY, OutOfMemory),
+            (C2P_ERR_GPU, Gpu),
+            (C2P_ERR_BUSY, Busy),
+            (C2P_ERR_CANCELLED, Cancelled),
+            (C2P_ERR_BAD_STATE, BadState),
+            (C2P_ERR_PANIC, Panic),
+            (C2P_ERR_UNSUPPORTED, Unsupported),
+        ];
+        for (code, kind) in pairs {
+            assert_eq!(code, kind as i32);
+        }
+    }
+}
+
+thread_local! {
+    /// The message of this thread's last failure.
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+}
+
+/// A C string of `message` (interior NULs replaced, so it never fails).
+pub(crate) fn c_string(message: &str) -> CString {
+    CString::new(message.replace('\0', "\u{FFFD}")).unwrap_or_default()
+}
+
+fn set_last_error(message: &str) {
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = Some(c_string(message)));
+}
+
+/// Copies the last error into `buf`; see `c2p_last_error`.
+pub(crate) fn copy_last_error(buf: *mut u8, buf_len: usize) -> usize {
+    LAST_ERROR.with(|slot| {
+        let slot = slot.borrow();
+        let Some(message) = slot.as_ref() else {
+            if !buf.is_null() && buf_len > 0 {
+                write_bytes(buf, &[0]);
+            }
+            return 0;
+        };
+        let bytes = message.as_bytes();
+        if !buf.is_null() && buf_len > 0 {
+            let n = bytes.len().min(buf_len - 1);
+            let mut out = bytes[..n].to_vec();
+            out.push(0);
+            write_bytes(buf, &out);
+        }
+        bytes.len()
+    })
+}
+
+fn write_bytes(dst: *mut u8, src: &[u8]) {
+    // SAFETY: callers pass a non-NULL `dst` with room for `src.len()` bytes
+    // (checked against the caller's stated length).
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+}
+
+/// The panic boundary and error recorder around every export that returns
+/// a status: runs `work`, records a failure's message for `c2p_last_error`,
+/// and returns its status code.
+pub(crate) fn guard(work: impl FnOnce() -> Result<(), Error>) -> i32 {
+    match catch(work) {
+        Ok(()) => C2P_OK,
+        Err(e) => {
+            log::debug!("c2p call failed: {}", e.message);
+            set_last_error(&e.message);
+            e.kind as i32
+        }
+    }
+}
+
+/// Runs `work`, turning a panic into an `ErrorKind::Panic` error.
+pub(crate) fn catch<T>(work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))))
+}
+
+/// Fails with `C2P_ERR_NULL_POINTER` naming the argument when `ptr` is NULL.
+pub(crate) fn non_null<T>(ptr: *const T, name: &str) -> Result<(), Error> {
+    if ptr.is_null() {
+        Err(Error::new(ErrorKind::NullPointer, format!("`{name}` is NULL")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Borrows `len` elements at `ptr`; NULL is allowed only when `len` is 0.
+pub(crate) fn slice<'a, T>(ptr: *const T, len: usize, name: &str) -> Result<&'a [T], Error> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    non_null(ptr, name)?;
+    if ptr.align_offset(std::mem::align_of::<T>()) != 0 {
+        return Err(Error::invalid(format!(
+            "`{name}` is not aligned for its element type"
+        )));
+    }
+    len.checked_mul(std::mem::size_of::<T>())
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+        .ok_or_else(|| Error::invalid(format!("`{name}` length {len} is too large")))?;
+    // SAFETY: non-NULL, aligned, and the caller promises `len` readable
+    // elements that stay valid and unmodified for the duration of the call.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// Reads a NUL-terminated string returned by this API (`c2p_version`,
+/// `c2p_status_name`, supraseal error messages), for Rust callers and tests.
+/// NULL gives `None`. The pointer must come from one of those functions.
+pub fn string_from_c(p: *const std::ffi::c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL and, per the contract, a NUL-terminated string this
+    // library returned (static, or malloc'd and not yet freed).
+    Some(
+        unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// Writes `value` to a caller's output pointer (checked non-NULL first).
+pub(crate) fn write_out<T>(out: *mut T, value: T) {
+    // SAFETY: `out` was checked non-NULL by the caller of this helper and
+    // points to writable memory for one `T` per the function's contract.
+    unsafe { out.write(value) };
+}

@@ -1,0 +1,570 @@
+//! The native C API, prefix `c2p_`.
+//!
+//! Ownership in one line: handles (`c2p_params *`, `c2p_job *`) belong to
+//! c2prover and are released with their `_free` function (or, for a job,
+//! by `c2p_prove_finish`); every other pointer belongs to the caller and is
+//! only borrowed for the duration of the call.
+//!
+//! Handles are opaque tokens checked against a registry, so a freed or
+//! finished handle passed again is reported as `C2P_ERR_BAD_STATE` rather
+//! than touching freed memory.
+
+use super::handles::Registry;
+use super::{catch, copy_last_error, guard, non_null, slice, write_out};
+use crate::error::Error;
+use crate::ffi::blst::Fr;
+use crate::params::{load_cached, LoadOptions, Parameters};
+use crate::proof::Proof;
+use crate::prover::{check_call, random_r_s, Assignment, Density, Job, Witness};
+use std::ffi::{c_char, CStr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Loaded Groth16 parameters (opaque). Thread-safe: any number of threads
+/// and jobs may use one handle at once.
+pub struct c2p_params {
+    _opaque: [u8; 0],
+}
+
+/// A proving job started by `c2p_prove_start` (opaque).
+pub struct c2p_job {
+    _opaque: [u8; 0],
+}
+
+/// An element of the BLS12-381 scalar field: four 64-bit limbs,
+/// little-endian, Montgomery form (the memory layout of blst's `blst_fr`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct c2p_fr {
+    pub l: [u64; 4],
+}
+
+/// Options for `c2p_params_load`. Zero-initialised means the defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct c2p_params_options {
+    /// Also check every point is in the prime-order subgroup (slow on large
+    /// files). Counts, sizes, flag bits and the curve equation are always checked.
+    pub check_subgroup: bool,
+    /// Keep the parameters in a process-wide cache keyed by file (path,
+    /// length, modification time) and reuse them on later loads.
+    pub use_cache: bool,
+}
+
+/// What `c2p_params_info` reports.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct c2p_params_info {
+    /// NTT domain size (a power of two).
+    pub domain_size: usize,
+    /// Public inputs, the leading ONE included.
+    pub num_inputs: usize,
+    /// Auxiliary (private) variables.
+    pub num_aux: usize,
+    /// Points per vector.
+    pub ic_len: usize,
+    pub h_len: usize,
+    pub l_len: usize,
+    pub a_len: usize,
+    pub b_g1_len: usize,
+    pub b_g2_len: usize,
+    /// Bytes of decoded parameters held in host memory.
+    pub host_bytes: u64,
+    /// Bytes held in GPU memory (0 on the CPU backend).
+    pub device_bytes: u64,
+}
+
+/// One circuit's witness: supraseal's `Assignment`, field for field.
+/// Density bitmaps hold bit i in bit i%64 of word i/64. All pointers are
+/// borrowed; `c2p_prove_start` copies what it needs before returning.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct c2p_assignment {
+    /// Aux variables in the A query: `a_aux_bit_len` (= aux size) bits.
+    pub a_aux_density: *const u64,
+    pub a_aux_bit_len: usize,
+    pub a_aux_popcount: usize,
+    /// Inputs in the B query: `b_inp_bit_len` (= input size) bits.
+    pub b_inp_density: *const u64,
+    pub b_inp_bit_len: usize,
+    pub b_inp_popcount: usize,
+    /// Aux variables in the B query: `b_aux_bit_len` (= aux size) bits.
+    pub b_aux_density: *const u64,
+    pub b_aux_bit_len: usize,
+    pub b_aux_popcount: usize,
+    /// A, B and C evaluated at each constraint, `abc_size` entries each
+    /// (at most the domain size).
+    pub a: *const c2p_fr,
+    pub b: *const c2p_fr,
+    pub c: *const c2p_fr,
+    pub abc_size: usize,
+    /// Input values, ONE at index 0.
+    pub inp_assignment_data: *const c2p_fr,
+    pub inp_assignment_size: usize,
+    /// Aux values.
+    pub aux_assignment_data: *const c2p_fr,
+    pub aux_assignment_size: usize,
+}
+
+/// Options for `c2p_prove_start` and `c2p_prove`. Zero-initialised means
+/// the defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct c2p_prove_options {
+    /// Witness scalars, r and s are canonical little-endian integers instead
+    /// of Montgomery form (each must be below the field modulus).
+    pub canonical_scalars: bool,
+}
+
+pub(crate) static PARAMS: Registry<Arc<Parameters>> = Registry::new("c2p_params");
+static JOBS: Registry<Job> = Registry::new("c2p_job");
+
+pub(crate) fn token<T>(handle: *const T) -> u64 {
+    handle as usize as u64
+}
+
+pub(crate) fn handle<T>(token: u64) -> *mut T {
+    token as usize as *mut T
+}
+
+pub(crate) fn params_of(params: *const c2p_params) -> Result<Arc<Parameters>, Error> {
+    non_null(params, "params")?;
+    PARAMS.with(token(params), Arc::clone)
+}
+
+/// The library version, e.g. "0.1.0". Static; never free it. Thread-safe.
+#[no_mangle]
+pub extern "C" fn c2p_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The name of a status code ("C2P_OK", "C2P_ERR_IO", ...), or
+/// "C2P_UNKNOWN_STATUS". Static; never free it. Thread-safe.
+#[no_mangle]
+pub extern "C" fn c2p_status_name(status: i32) -> *const c_char {
+    let name: &'static str = match status {
+        0 => "C2P_OK\0",
+        1 => "C2P_ERR_NULL_POINTER\0",
+        2 => "C2P_ERR_INVALID_ARGUMENT\0",
+        3 => "C2P_ERR_IO\0",
+        4 => "C2P_ERR_PARAMS_FORMAT\0",
+        5 => "C2P_ERR_SIZE_MISMATCH\0",
+        6 => "C2P_ERR_OUT_OF_MEMORY\0",
+        7 => "C2P_ERR_GPU\0",
+        8 => "C2P_ERR_BUSY\0",
+        9 => "C2P_ERR_CANCELLED\0",
+        10 => "C2P_ERR_BAD_STATE\0",
+        11 => "C2P_ERR_PANIC\0",
+        12 => "C2P_ERR_UNSUPPORTED\0",
+        _ => "C2P_UNKNOWN_STATUS\0",
+    };
+    name.as_ptr().cast()
+}
+
+/// Copies the message of the calling thread's last failed call into `buf`
+/// (`buf_len` bytes, NUL-terminated, truncated to fit) and returns the full
+/// message length without the NUL (0 when no call on this thread has failed).
+/// `buf` may be NULL (or `buf_len` 0) to ask only for the length.
+/// Thread-safe: each thread has its own last error.
+#[no_mangle]
+pub extern "C" fn c2p_last_error(buf: *mut c_char, buf_len: usize) -> usize {
+    catch(|| Ok(copy_last_error(buf.cast(), buf_len))).unwrap_or(0)
+}
+
+/// Loads a parameters file (bellperson `Parameters::write` format) and
+/// writes a handle to `*out`. `path` is a NUL-terminated file name; `opts`
+/// may be NULL for the defaults. On failure `*out` is left untouched.
+/// The handle is released with `c2p_params_free`. Thread-safe.
+///
+/// Returns C2P_OK, C2P_ERR_NULL_POINTER (path or out), C2P_ERR_IO (cannot
+/// open or map), C2P_ERR_PARAMS_FORMAT (truncated, corrupted or inconsistent
+/// file; the message names the section, point and byte offset),
+/// C2P_ERR_PANIC.
+#[no_mangle]
+pub extern "C" fn c2p_params_load(
+    path: *const c_char,
+    opts: *const c2p_params_options,
+    out: *mut *mut c2p_params,
+) -> i32 {
+    guard(|| {
+        non_null(path, "path")?;
+        non_null(out, "out")?;
+        // SAFETY: non-NULL and, per the contract, NUL-terminated.
+        let path = PathBuf::from(path_from_c(unsafe { CStr::from_ptr(path) }));
+        let opts = if opts.is_null() {
+            c2p_params_options::default()
+        } else {
+            // SAFETY: non-NULL, points to a caller-owned options struct.
+            unsafe { *opts }
+        };
+        let options = LoadOptions {
+            check_subgroup: opts.check_subgroup,
+        };
+        let params = if opts.use_cache {
+            load_cached(&path, &options)?
+        } else {
+            Arc::new(Parameters::load(&path, &options)?)
+        };
+        write_out(out, handle(PARAMS.insert(params)));
+        Ok(())
+    })
+}
+
+#[cfg(unix)]
+fn path_from_c(path: &CStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(path.to_bytes()).to_owned()
+}
+
+#[cfg(not(unix))]
+fn path_from_c(path: &CStr) -> std::ffi::OsString {
+    path.to_string_lossy().into_owned().into()
+}
+
+/// Releases a parameters handle. NULL is ignored; an unknown handle is
+/// ignored (and logged). Jobs already started on these parameters keep
+/// them alive until they end. Thread-safe.
+#[no_mangle]
+pub extern "C" fn c2p_params_free(params: *mut c2p_params) {
+    if params.is_null() {
+        return;
+    }
+    if let Err(e) = catch(|| PARAMS.remove(token(params)).map(drop)) {
+        log::warn!("c2p_params_free: {}", e.message);
+    }
+}
+
+/// Describes loaded parameters into `*out`. Thread-safe.
+///
+/// Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_BAD_STATE (unknown handle),
+/// C2P_ERR_PANIC.
+#[no_mangle]
+pub extern "C" fn c2p_params_info(params: *const c2p_params, out: *mut c2p_params_info) -> i32 {
+    guard(|| {
+        let p = params_of(params)?;
+        non_null(out, "out")?;
+        write_out(
+            out,
+            c2p_params_info {
+                domain_size: p.domain_size(),
+                num_inputs: p.num_inputs(),
+                num_aux: p.num_aux(),
+                ic_len: p.vk.ic.len(),
+                h_len: p.h.len(),
+                l_len: p.l.len(),
+                a_len: p.a.len(),
+                b_g1_len: p.b_g1.len(),
+                b_g2_len: p.b_g2.len(),
+                host_bytes: p.host_bytes() as u64,
+                device_bytes: 0,
+            },
+        );
+        Ok(())
+    })
+}
+
+fn scalars<'a>(ptr: *const c2p_fr, len: usize, name: &str) -> Result<&'a [Fr], Error> {
+    // c2p_fr and Fr share blst's layout: four u64 limbs.
+    Ok(Fr::slice_from_limbs(slice(ptr.cast::<[u64; 4]>(), len, name)?))
+}
+
+/// Borrows the caller's assignments (checking every pointer) as the
+/// prover's type.
+pub(crate) fn borrow_assignments<'a>(
+    circuits: *const c2p_assignment,
+    n_circuits: usize,
+) -> Result<Vec<Assignment<'a>>, Error> {
+    if n_circuits == 0 {
+        return Err(Error::invalid("n_circuits is 0: nothing to prove"));
+    }
+    let raw = slice(circuits, n_circuits, "circuits")?;
+    raw.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let name = |field: &str| format!("circuits[{i}].{field}");
+            let density = |ptr: *const u64, bits: usize, popcount: usize, field: &str| {
+                Ok::<_, Error>(Density {
+                    words: slice(ptr, bits.div_ceil(64), &name(field))?,
+                    bit_len: bits,
+                    popcount,
+                })
+            };
+            Ok(Assignment {
+                a_aux_density: density(
+                    c.a_aux_density,
+                    c.a_aux_bit_len,
+                    c.a_aux_popcount,
+                    "a_aux_density",
+                )?,
+                b_inp_density: density(
+                    c.b_inp_density,
+                    c.b_inp_bit_len,
+                    c.b_inp_popcount,
+                    "b_inp_density",
+                )?,
+                b_aux_density: density(
+                    c.b_aux_density,
+                    c.b_aux_bit_len,
+                    c.b_aux_popcount,
+                    "b_aux_density",
+                )?,
+                a: scalars(c.a, c.abc_size, &name("a"))?,
+                b: scalars(c.b, c.abc_size, &name("b"))?,
+                c: scalars(c.c, c.abc_size, &name("c"))?,
+                inputs: scalars(
+                    c.inp_assignment_data,
+                    c.inp_assignment_size,
+                    &name("inp_assignment_data"),
+                )?,
+                aux: scalars(
+                    c.aux_assignment_data,
+                    c.aux_assignment_size,
+                    &name("aux_assignment_data"),
+                )?,
+            })
+        })
+        .collect()
+}
+
+/// Reads n 32-byte scalars (Montgomery, or canonical when asked).
+fn read_scalars(bytes: &[u8], canonical: bool, name: &str) -> Result<Vec<Fr>, Error> {
+    bytes
+        .chunks_exact(32)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let chunk: &[u8; 32] = chunk.try_into().map_err(|_| Error::invalid("short scalar"))?;
+            let value = if canonical {
+                Fr::from_canonical_bytes(chunk)
+            } else {
+                Fr::from_mont_bytes(chunk)
+            };
+            value.ok_or_else(|| Error::invalid(format!("{name}[{i}] is not below the field modulus")))
+        })
+        .collect()
+}
+
+/// r and s from the caller, or from the OS RNG when both are NULL.
+fn r_and_s(r: *const u8, s: *const u8, n: usize, canonical: bool) -> Result<(Vec<Fr>, Vec<Fr>), Error> {
+    match (r.is_null(), s.is_null()) {
+        (true, true) => Ok(random_r_s(n)),
+        (false, false) => {
+            let len = n
+                .checked_mul(32)
+                .ok_or_else(|| Error::invalid("n_circuits is too large"))?;
+            Ok((
+                read_scalars(slice(r, len, "r")?, canonical, "r")?,
+                read_scalars(slice(s, len, "s")?, canonical, "s")?,
+            ))
+        }
+        _ => Err(Error::invalid(
+            "r and s must both be given or both be NULL (NULL draws them from the OS RNG)",
+        )),
+    }
+}
+
+/// An owned copy of a borrowed assignment, converting canonical scalars to
+/// Montgomery form when asked.
+pub(crate) fn own(a: &Assignment, canonical: bool) -> Witness {
+    let copy = |v: &[Fr]| {
+        if canonical {
+            v.iter().map(Fr::from_canonical_limbs).collect()
+        } else {
+            v.to_vec()
+        }
+    };
+    let words = |d: &Density| d.words[..d.bit_len.div_ceil(64)].to_vec();
+    Witness {
+        a_aux_density: words(&a.a_aux_density),
+        b_inp_density: words(&a.b_inp_density),
+        b_aux_density: words(&a.b_aux_density),
+        a: copy(a.a),
+        b: copy(a.b),
+        c: copy(a.c),
+        inputs: copy(a.inputs),
+        aux: copy(a.aux),
+    }
+}
+
+fn start(
+    params: *const c2p_params,
+    circuits: *const c2p_assignment,
+    n_circuits: usize,
+    r: *const u8,
+    s: *const u8,
+    opts: *const c2p_prove_options,
+) -> Result<Job, Error> {
+    let params = params_of(params)?;
+    let opts = if opts.is_null() {
+        c2p_prove_options::default()
+    } else {
+        // SAFETY: non-NULL, points to a caller-owned options struct.
+        unsafe { *opts }
+    };
+    let assignments = borrow_assignments(circuits, n_circuits)?;
+    let (r, s) = r_and_s(r, s, n_circuits, opts.canonical_scalars)?;
+    if opts.canonical_scalars {
+        for (i, a) in assignments.iter().enumerate() {
+            for (name, v) in [
+                ("a", a.a),
+                ("b", a.b),
+                ("c", a.c),
+                ("inputs", a.inputs),
+                ("aux", a.aux),
+            ] {
+                if let Some(j) = v.iter().position(|x| !x.is_reduced()) {
+                    return Err(Error::invalid(format!(
+                        "circuits[{i}].{name}[{j}] is not below the field modulus"
+                    )));
+                }
+            }
+        }
+    }
+    // Everything is checked before anything is copied or started.
+    check_call(&params, &assignments, &r, &s)?;
+    let witnesses = assignments
+        .iter()
+        .map(|a| own(a, opts.canonical_scalars))
+        .collect();
+    Job::start(params, witnesses, r, s)
+}
+
+/// Starts proving `n_circuits` circuits and writes a job handle to `*out`.
+///
+/// `r` and `s` are `n_circuits` × 32 bytes each (one per circuit, Montgomery
+/// form like the witness, or canonical with `opts->canonical_scalars`), or
+/// both NULL to draw them from the OS RNG. `opts` may be NULL.
+///
+/// Everything is validated before any work. When this returns, c2prover no
+/// longer needs any input buffer: the caller may free or overwrite them.
+/// The job is released by `c2p_prove_finish` or `c2p_job_free`. On failure
+/// `*out` is untouched and nothing is left running. Thread-safe; many jobs
+/// may run on one parameters handle at once.
+///
+/// Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_INVALID_ARGUMENT (zero
+/// circuits, r without s, scalars not below the modulus), C2P_ERR_SIZE_MISMATCH
+/// (witness against parameters, bit lengths, popcounts, abc_size above the
+/// domain), C2P_ERR_BAD_STATE (unknown parameters handle),
+/// C2P_ERR_OUT_OF_MEMORY, C2P_ERR_PANIC.
+#[no_mangle]
+pub extern "C" fn c2p_prove_start(
+    params: *const c2p_params,
+    circuits: *const c2p_assignment,
+    n_circuits: usize,
+    r: *const u8,
+    s: *const u8,
+    opts: *const c2p_prove_options,
+    out: *mut *mut c2p_job,
+) -> i32 {
+    guard(|| {
+        non_null(out, "out")?;
+        let job = start(params, circuits, n_circuits, r, s, opts)?;
+        write_out(out, handle(JOBS.insert(job)));
+        Ok(())
+    })
+}
+
+fn write_proofs(job: Job, proofs: *mut u8, proofs_len: usize) -> Result<(), Error> {
+    let expected = job.circuits() * Proof::COMPRESSED_BYTES;
+    non_null(proofs, "proofs")?;
+    if proofs_len != expected {
+        return Err(Error::size_mismatch(format!(
+            "proofs_len is {proofs_len}; {} circuits need {expected} bytes (192 each)",
+            job.circuits()
+        )));
+    }
+    let bytes: Vec<u8> = job.finish()?.iter().flat_map(|p| p.to_compressed()).collect();
+    // SAFETY: `proofs` is non-NULL with `proofs_len` == bytes.len() writable bytes.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), proofs, bytes.len()) };
+    Ok(())
+}
+
+/// Waits for a job and writes its proofs: `n_circuits` compressed proofs of
+/// 192 bytes each (bellperson's `Proof::write` bytes), so `proofs_len` must
+/// be `n_circuits × 192`. The job is consumed whatever this returns; a job
+/// passed again is reported as C2P_ERR_BAD_STATE. `proofs` is written only
+/// on success. Thread-safe (each job is finished once).
+///
+/// Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_SIZE_MISMATCH (proofs_len),
+/// C2P_ERR_BAD_STATE (unknown or already finished job), C2P_ERR_CANCELLED,
+/// C2P_ERR_OUT_OF_MEMORY, C2P_ERR_GPU, C2P_ERR_PANIC.
+#[no_mangle]
+pub extern "C" fn c2p_prove_finish(job: *mut c2p_job, proofs: *mut u8, proofs_len: usize) -> i32 {
+    guard(|| {
+        non_null(job, "job")?;
+        let job = JOBS.remove(token(job))?;
+        write_proofs(job, proofs, proofs_len)
+    })
+}
+
+/// Abandons a job at any stage: queued or running work is cancelled and its
+/// memory released as soon as the worker notices. NULL and unknown handles
+/// are ignored. Thread-safe.
+#[no_mangle]
+pub extern "C" fn c2p_job_free(job: *mut c2p_job) {
+    if job.is_null() {
+        return;
+    }
+    if let Err(e) = catch(|| JOBS.remove(token(job)).map(drop)) {
+        log::warn!("c2p_job_free: {}", e.message);
+    }
+}
+
+/// `c2p_prove_start` then `c2p_prove_finish`: proves and writes
+/// `n_circuits × 192` bytes of compressed proofs to `proofs`. Arguments,
+/// ownership and statuses as those two functions. Thread-safe.
+#[no_mangle]
+pub extern "C" fn c2p_prove(
+    params: *const c2p_params,
+    circuits: *const c2p_assignment,
+    n_circuits: usize,
+    r: *const u8,
+    s: *const u8,
+    opts: *const c2p_prove_options,
+    proofs: *mut u8,
+    proofs_len: usize,
+) -> i32 {
+    guard(|| {
+        non_null(proofs, "proofs")?;
+        let expected = n_circuits.saturating_mul(Proof::COMPRESSED_BYTES);
+        if proofs_len != expected {
+            return Err(Error::size_mismatch(format!(
+                "proofs_len is {proofs_len}; {n_circuits} circuits need {expected} bytes (192 each)"
+            )));
+        }
+        let job = start(params, circuits, n_circuits, r, s, opts)?;
+        write_proofs(job, proofs, proofs_len)
+    })
+}
+
+/// Verifies a 192-byte compressed proof against `n_inputs` public inputs
+/// (32 bytes each, Montgomery form, without the leading ONE) and writes the
+/// verdict to `*valid`. A well-formed proof that does not verify is C2P_OK
+/// with `*valid = false`. Thread-safe.
+///
+/// Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_SIZE_MISMATCH (n_inputs
+/// against the parameters), C2P_ERR_INVALID_ARGUMENT (a proof point not on
+/// its curve or subgroup, an input not below the modulus),
+/// C2P_ERR_BAD_STATE, C2P_ERR_PANIC.
+#[no_mangle]
+pub extern "C" fn c2p_verify(
+    params: *const c2p_params,
+    public_inputs: *const u8,
+    n_inputs: usize,
+    proof: *const u8,
+    valid: *mut bool,
+) -> i32 {
+    guard(|| {
+        let params = params_of(params)?;
+        let len = n_inputs
+            .checked_mul(32)
+            .ok_or_else(|| Error::invalid("n_inputs is too large"))?;
+        let inputs = slice(public_inputs, len, "public_inputs")?;
+        let proof = slice(proof, Proof::COMPRESSED_BYTES, "proof")?;
+        non_null(valid, "valid")?;
+        let proof = Proof::from_compressed(proof)?;
+        let inputs = read_scalars(inputs, false, "public_inputs")?;
+        let ok = crate::verify::verify(&params.vk, &inputs, &proof)?;
+        write_out(valid, ok);
+        Ok(())
+    })
+}

@@ -1,0 +1,331 @@
+//! The supraseal-compatible symbols (Cargo feature `supraseal-abi`, on by
+//! default): the names, layouts and semantics of supraseal C2 and Curio's
+//! fork of it, implemented on c2prover.
+//!
+//! Differences from the peers, all on the side of not crashing the caller:
+//! size checks return errors instead of asserting; a failed start hands out
+//! no handle; handles are checked, so a destroyed SRS or pending proof
+//! passed again is an error rather than a use-after-free.
+//!
+//! Signatures: upstream's synchronous `generate_groth16_proofs_c` takes 6
+//! arguments; Curio's takes two more (`gpu_mtx`, `gpu_index`). The 6-argument
+//! form keeps the name; the 8-argument form is
+//! `generate_groth16_proofs_curio_c`. The GPU mutex is accepted and ignored:
+//! c2prover needs no process-wide lock.
+
+use super::handles::Registry;
+use super::native::{borrow_assignments, c2p_assignment, c2p_fr, handle, own, token};
+use super::{catch, non_null, slice, write_out};
+use crate::error::{Error, ErrorKind};
+use crate::ffi::blst::Fr;
+use crate::params::{evict_cached, load_cached, LoadOptions, Parameters};
+use crate::proof::Proof;
+use crate::prover::{check_call, Assignment, Job};
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// supraseal's error, returned by value: `code` 0 is success, positive is
+/// errno-style, negative a negated CUDA error. `message` is NULL or a
+/// malloc'd NUL-terminated string the caller frees with `free()`.
+#[repr(C)]
+pub struct c2p_supraseal_error {
+    pub code: c_int,
+    pub message: *mut c_char,
+}
+
+/// supraseal's SRS: one word naming loaded parameters. Functions take it by
+/// reference (a pointer to this struct).
+#[repr(C)]
+pub struct c2p_supraseal_srs {
+    pub ptr: *mut c_void,
+}
+
+/// supraseal's `groth16_proof`: A (G1), B (G2), C (G1) as affine points,
+/// Montgomery limbs (blst's in-memory layout), 384 bytes, identical to
+/// bellperson's `#[repr(C)] Proof<Bls12>` over blstrs.
+#[repr(C)]
+pub struct c2p_supraseal_proof {
+    pub a: [u64; 12],
+    pub b: [u64; 24],
+    pub c: [u64; 12],
+}
+
+/// errno values used for our error kinds (supraseal's codes are errno-style).
+fn errno_of(kind: ErrorKind) -> c_int {
+    match kind {
+        ErrorKind::NullPointer | ErrorKind::InvalidArgument | ErrorKind::SizeMismatch => libc::EINVAL,
+        ErrorKind::Io => libc::EIO,
+        ErrorKind::ParamsFormat => libc::EILSEQ,
+        ErrorKind::OutOfMemory => libc::ENOMEM,
+        ErrorKind::Gpu => libc::ENODEV,
+        ErrorKind::Busy => libc::EBUSY,
+        ErrorKind::Cancelled => libc::ECANCELED,
+        ErrorKind::BadState => libc::EBADF,
+        ErrorKind::Panic => libc::EFAULT,
+        ErrorKind::Unsupported => libc::ENOTSUP,
+    }
+}
+
+/// A malloc'd copy of `text` (what the caller frees with `free()`), or NULL
+/// when malloc fails.
+fn malloc_string(text: &str) -> *mut c_char {
+    let c = super::c_string(text);
+    let bytes = c.as_bytes_with_nul();
+    // SAFETY: malloc of a positive size; checked for NULL before writing.
+    let ptr = unsafe { libc::malloc(bytes.len()) }.cast::<u8>();
+    if !ptr.is_null() {
+        // SAFETY: `ptr` has room for `bytes.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len()) };
+    }
+    ptr.cast()
+}
+
+/// The panic boundary for these symbols: the outcome as supraseal's error.
+fn guard(work: impl FnOnce() -> Result<(), Error>) -> c2p_supraseal_error {
+    match catch(work) {
+        Ok(()) => c2p_supraseal_error {
+            code: 0,
+            message: std::ptr::null_mut(),
+        },
+        Err(e) => c2p_supraseal_error {
+            code: errno_of(e.kind),
+            message: malloc_string(&e.message),
+        },
+    }
+}
+
+/// Loaded parameters and the path they came from (for `evict_SRS`).
+struct Srs {
+    params: Arc<Parameters>,
+    path: PathBuf,
+}
+
+static SRS: Registry<Srs> = Registry::new("SRS");
+static PENDING: Registry<Job> = Registry::new("pending proof");
+static GPU_MUTEXES: Registry<()> = Registry::new("gpu mutex");
+
+fn srs_params(srs: *const c2p_supraseal_srs) -> Result<Arc<Parameters>, Error> {
+    non_null(srs, "srs")?;
+    // SAFETY: non-NULL, points to the caller's SRS word.
+    let word = unsafe { (*srs).ptr };
+    non_null(word, "srs->ptr")?;
+    SRS.with(token(word), |s| s.params.clone())
+}
+
+/// Loads parameters from `path` into `*ret`. With `cache`, loaded
+/// parameters are kept in a small cache keyed by file and reused.
+#[no_mangle]
+pub extern "C" fn create_SRS(
+    ret: *mut c2p_supraseal_srs,
+    path: *const c_char,
+    cache: bool,
+) -> c2p_supraseal_error {
+    guard(|| {
+        non_null(ret, "ret")?;
+        non_null(path, "path")?;
+        // SAFETY: non-NULL and, per the contract, NUL-terminated.
+        let path = PathBuf::from(unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned());
+        let options = LoadOptions::default();
+        let params = if cache {
+            load_cached(&path, &options)?
+        } else {
+            Arc::new(Parameters::load(&path, &options)?)
+        };
+        let srs = SRS.insert(Srs { params, path });
+        write_out(ret, c2p_supraseal_srs { ptr: handle(srs) });
+        Ok(())
+    })
+}
+
+/// Drops the cache's copy of this SRS's file (handles stay usable).
+#[no_mangle]
+pub extern "C" fn evict_SRS(srs: *const c2p_supraseal_srs) {
+    let _ = catch(|| {
+        non_null(srs, "srs")?;
+        // SAFETY: non-NULL, points to the caller's SRS word.
+        let word = unsafe { (*srs).ptr };
+        let path = SRS.with(token(word), |s| s.path.clone())?;
+        evict_cached(&path);
+        Ok(())
+    });
+}
+
+/// Releases this reference (the parameters are freed with the last one)
+/// and clears the word. NULL and unknown handles are ignored.
+#[no_mangle]
+pub extern "C" fn drop_SRS(srs: *mut c2p_supraseal_srs) {
+    let _ = catch(|| {
+        non_null(srs, "srs")?;
+        // SAFETY: non-NULL, points to the caller's SRS word.
+        let word = unsafe { (*srs).ptr };
+        if !word.is_null() {
+            let _ = SRS.remove(token(word));
+        }
+        // SAFETY: as above; the word is cleared so a second drop is a no-op.
+        unsafe { (*srs).ptr = std::ptr::null_mut() };
+        Ok(())
+    });
+}
+
+/// A new reference to the same parameters (NULL word when `srs` is unknown).
+#[no_mangle]
+pub extern "C" fn clone_SRS(srs: *const c2p_supraseal_srs) -> c2p_supraseal_srs {
+    catch(|| {
+        non_null(srs, "srs")?;
+        // SAFETY: non-NULL, points to the caller's SRS word.
+        let word = unsafe { (*srs).ptr };
+        let copy = SRS.with(token(word), |s| Srs {
+            params: s.params.clone(),
+            path: s.path.clone(),
+        })?;
+        Ok(c2p_supraseal_srs {
+            ptr: handle(SRS.insert(copy)),
+        })
+    })
+    .unwrap_or(c2p_supraseal_srs {
+        ptr: std::ptr::null_mut(),
+    })
+}
+
+fn montgomery(values: *const c2p_fr, n: usize, name: &str) -> Result<Vec<Fr>, Error> {
+    let raw = slice(values.cast::<[u64; 4]>(), n, name)?;
+    let values = Fr::slice_from_limbs(raw);
+    if let Some(i) = values.iter().position(|v| !v.is_reduced()) {
+        return Err(Error::invalid(format!(
+            "{name}[{i}] is not below the field modulus"
+        )));
+    }
+    Ok(values.to_vec())
+}
+
+fn start(
+    provers: *const c2p_assignment,
+    n: usize,
+    r_s: *const c2p_fr,
+    s_s: *const c2p_fr,
+    srs: *const c2p_supraseal_srs,
+) -> Result<Job, Error> {
+    let params = srs_params(srs)?;
+    let assignments: Vec<Assignment> = borrow_assignments(provers, n)?;
+    let r = montgomery(r_s, n, "r_s")?;
+    let s = montgomery(s_s, n, "s_s")?;
+    check_call(&params, &assignments, &r, &s)?;
+    let witnesses = assignments.iter().map(|a| own(a, false)).collect();
+    Job::start(params, witnesses, r, s)
+}
+
+fn write_raw_proofs(job: Job, proofs: *mut c2p_supraseal_proof) -> Result<(), Error> {
+    non_null(proofs, "proofs")?;
+    let n = job.circuits();
+    let raw: Vec<u8> = job.finish()?.iter().flat_map(Proof::to_raw).collect();
+    debug_assert_eq!(raw.len(), n * std::mem::size_of::<c2p_supraseal_proof>());
+    // SAFETY: `proofs` is non-NULL and, per the contract, has room for
+    // `n` proofs of 384 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(raw.as_ptr(), proofs.cast::<u8>(), raw.len()) };
+    Ok(())
+}
+
+/// Upstream supraseal: proves `num_circuits` circuits synchronously and
+/// writes 384-byte raw proofs. `r_s`, `s_s`: one Montgomery scalar each per circuit.
+#[no_mangle]
+pub extern "C" fn generate_groth16_proofs_c(
+    provers: *const c2p_assignment,
+    num_circuits: usize,
+    r_s: *const c2p_fr,
+    s_s: *const c2p_fr,
+    proofs: *mut c2p_supraseal_proof,
+    srs: *mut c2p_supraseal_srs,
+) -> c2p_supraseal_error {
+    guard(|| {
+        non_null(proofs, "proofs")?;
+        write_raw_proofs(start(provers, num_circuits, r_s, s_s, srs)?, proofs)
+    })
+}
+
+/// Curio's synchronous form with `gpu_mtx` (NULL or from `create_gpu_mutex`)
+/// and `gpu_index` (-1 for any); otherwise as `generate_groth16_proofs_c`.
+#[no_mangle]
+pub extern "C" fn generate_groth16_proofs_curio_c(
+    provers: *const c2p_assignment,
+    num_circuits: usize,
+    r_s: *const c2p_fr,
+    s_s: *const c2p_fr,
+    proofs: *mut c2p_supraseal_proof,
+    srs: *mut c2p_supraseal_srs,
+    gpu_mtx: *mut c_void,
+    gpu_index: c_int,
+) -> c2p_supraseal_error {
+    let _ = (gpu_mtx, gpu_index); // accepted for compatibility, not needed
+    generate_groth16_proofs_c(provers, num_circuits, r_s, s_s, proofs, srs)
+}
+
+/// Curio's split API: starts proving and writes a pending handle to
+/// `*pending_out`; the witness buffers may be freed as soon as this
+/// returns. On failure no handle is written.
+#[no_mangle]
+pub extern "C" fn generate_groth16_proofs_start_c(
+    provers: *const c2p_assignment,
+    num_circuits: usize,
+    r_s: *const c2p_fr,
+    s_s: *const c2p_fr,
+    srs: *mut c2p_supraseal_srs,
+    gpu_mtx: *mut c_void,
+    gpu_index: c_int,
+    pending_out: *mut *mut c_void,
+) -> c2p_supraseal_error {
+    let _ = (gpu_mtx, gpu_index); // accepted for compatibility, not needed
+    guard(|| {
+        non_null(pending_out, "pending_out")?;
+        let job = start(provers, num_circuits, r_s, s_s, srs)?;
+        write_out(pending_out, handle(PENDING.insert(job)));
+        Ok(())
+    })
+}
+
+/// Waits for a pending proof and writes its raw proofs; consumes the handle
+/// whatever it returns.
+#[no_mangle]
+pub extern "C" fn finalize_groth16_proof_c(
+    pending: *mut c_void,
+    proofs: *mut c2p_supraseal_proof,
+) -> c2p_supraseal_error {
+    guard(|| {
+        non_null(pending, "pending")?;
+        let job = PENDING.remove(token(pending))?;
+        write_raw_proofs(job, proofs)
+    })
+}
+
+/// Abandons a pending proof (NULL and unknown handles are ignored).
+#[no_mangle]
+pub extern "C" fn destroy_pending_proof(pending: *mut c_void) {
+    if !pending.is_null() {
+        let _ = catch(|| PENDING.remove(token(pending)).map(drop));
+    }
+}
+
+/// Frees the `message` of a `c2p_supraseal_error` (the same as `free()`,
+/// for callers that cannot reach the C library's `free`). NULL is ignored.
+#[no_mangle]
+pub extern "C" fn c2p_supraseal_error_free(message: *mut c_char) {
+    if !message.is_null() {
+        // SAFETY: `message` came from `malloc_string`, i.e. from malloc.
+        unsafe { libc::free(message.cast()) };
+    }
+}
+
+/// A GPU mutex handle for Curio's API. c2prover needs no lock between
+/// callers, so this is a token that is accepted and otherwise unused.
+#[no_mangle]
+pub extern "C" fn create_gpu_mutex() -> *mut c_void {
+    catch(|| Ok(handle(GPU_MUTEXES.insert(())))).unwrap_or(std::ptr::null_mut())
+}
+
+/// Releases a handle from `create_gpu_mutex` (NULL and unknown are ignored).
+#[no_mangle]
+pub extern "C" fn destroy_gpu_mutex(mtx: *mut c_void) {
+    if !mtx.is_null() {
+        let _ = catch(|| GPU_MUTEXES.remove(token(mtx)).map(drop));
+    }
+}

@@ -1,0 +1,94 @@
+//! A proving job of the split API: `start` checks the call, takes owned
+//! copies of what it needs and returns at once; the work runs on a thread of
+//! its own; `finish` waits for the proofs; dropping an unfinished job
+//! cancels it, and its memory is released as soon as the worker notices
+//! (between circuits or proving stages).
+
+use super::{check_call, prove_cancellable, Witness};
+use crate::error::{Error, ErrorKind, Result};
+use crate::ffi::blst::Fr;
+use crate::params::Parameters;
+use crate::proof::Proof;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+pub struct Job {
+    circuits: usize,
+    cancelled: Arc<AtomicBool>,
+    result: Receiver<Result<Vec<Proof>>>,
+}
+
+impl Job {
+    /// Checks the witnesses against the parameters and starts proving them
+    /// in the background. Errors here mean nothing was started.
+    pub fn start(params: Arc<Parameters>, witnesses: Vec<Witness>, r: Vec<Fr>, s: Vec<Fr>) -> Result<Job> {
+        {
+            let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
+            check_call(&params, &assignments, &r, &s)?;
+        }
+        let circuits = witnesses.len();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let (send, result) = sync_channel(1);
+        let flag = cancelled.clone();
+        std::thread::Builder::new()
+            .name("c2p-job".into())
+            .spawn(move || {
+                let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    prove_cancellable(&params, &assignments, &r, &s, &flag)
+                }))
+                .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&panic))));
+                // The receiver is gone when the job was abandoned: nothing to do.
+                let _ = send.send(outcome);
+            })
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::OutOfMemory,
+                    format!("cannot start a proving thread: {e}"),
+                )
+            })?;
+        Ok(Job {
+            circuits,
+            cancelled,
+            result,
+        })
+    }
+
+    pub fn circuits(&self) -> usize {
+        self.circuits
+    }
+
+    /// Waits for the proofs, one per circuit in order.
+    pub fn finish(self) -> Result<Vec<Proof>> {
+        self.result.recv().unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::Panic,
+                "the proving thread ended without a result",
+            ))
+        })
+    }
+
+    /// Asks the worker to stop; `finish` then reports `Cancelled` unless the
+    /// proofs were already done.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// The text of a panic payload (a `&str` or a `String`; anything else is
+/// reported generically).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".into());
+    format!("internal error (panic): {text}")
+}
