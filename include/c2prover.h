@@ -70,24 +70,24 @@
 
 
 // A proving job started by `c2p_prove_start` (opaque).
-typedef struct c2p_job c2p_job;
+struct c2p_job;
 
 // Loaded Groth16 parameters (opaque). Thread-safe: any number of threads
 // and jobs may use one handle at once.
-typedef struct c2p_params c2p_params;
+struct c2p_params;
 
 // Options for `c2p_params_load`. Zero-initialised means the defaults.
-typedef struct {
+struct c2p_params_options {
   // Also check every point is in the prime-order subgroup (slow on large
   // files). Counts, sizes, flag bits and the curve equation are always checked.
   bool check_subgroup;
   // Keep the parameters in a process-wide cache keyed by file (path,
   // length, modification time) and reuse them on later loads.
   bool use_cache;
-} c2p_params_options;
+};
 
 // What `c2p_params_info` reports.
-typedef struct {
+struct c2p_params_info {
   // NTT domain size (a power of two).
   size_t domain_size;
   // Public inputs, the leading ONE included.
@@ -105,18 +105,18 @@ typedef struct {
   uint64_t host_bytes;
   // Bytes held in GPU memory (0 on the CPU backend).
   uint64_t device_bytes;
-} c2p_params_info;
+};
 
 // An element of the BLS12-381 scalar field: four 64-bit limbs,
 // little-endian, Montgomery form (the memory layout of blst's `blst_fr`).
-typedef struct {
+struct c2p_fr {
   uint64_t l[4];
-} c2p_fr;
+};
 
 // One circuit's witness: supraseal's `Assignment`, field for field.
 // Density bitmaps hold bit i in bit i%64 of word i/64. All pointers are
 // borrowed; `c2p_prove_start` copies what it needs before returning.
-typedef struct {
+struct c2p_assignment {
   // Aux variables in the A query: `a_aux_bit_len` (= aux size) bits.
   const uint64_t *a_aux_density;
   size_t a_aux_bit_len;
@@ -131,48 +131,48 @@ typedef struct {
   size_t b_aux_popcount;
   // A, B and C evaluated at each constraint, `abc_size` entries each
   // (at most the domain size).
-  const c2p_fr *a;
-  const c2p_fr *b;
-  const c2p_fr *c;
+  const struct c2p_fr *a;
+  const struct c2p_fr *b;
+  const struct c2p_fr *c;
   size_t abc_size;
   // Input values, ONE at index 0.
-  const c2p_fr *inp_assignment_data;
+  const struct c2p_fr *inp_assignment_data;
   size_t inp_assignment_size;
   // Aux values.
-  const c2p_fr *aux_assignment_data;
+  const struct c2p_fr *aux_assignment_data;
   size_t aux_assignment_size;
-} c2p_assignment;
+};
 
 // Options for `c2p_prove_start` and `c2p_prove`. Zero-initialised means
 // the defaults.
-typedef struct {
+struct c2p_prove_options {
   // Witness scalars, r and s are canonical little-endian integers instead
   // of Montgomery form (each must be below the field modulus).
   bool canonical_scalars;
-} c2p_prove_options;
+};
 
 // supraseal's error, returned by value: `code` 0 is success, positive is
 // errno-style, negative a negated CUDA error. `message` is NULL or a
 // malloc'd NUL-terminated string the caller frees with `free()`.
-typedef struct {
+struct c2p_supraseal_error {
   int code;
   char *message;
-} c2p_supraseal_error;
+};
 
 // supraseal's SRS: one word naming loaded parameters. Functions take it by
 // reference (a pointer to this struct).
-typedef struct {
+struct c2p_supraseal_srs {
   void *ptr;
-} c2p_supraseal_srs;
+};
 
 // supraseal's `groth16_proof`: A (G1), B (G2), C (G1) as affine points,
 // Montgomery limbs (blst's in-memory layout), 384 bytes, identical to
 // bellperson's `#[repr(C)] Proof<Bls12>` over blstrs.
-typedef struct {
+struct c2p_supraseal_proof {
   uint64_t a[12];
   uint64_t b[24];
   uint64_t c[12];
-} c2p_supraseal_proof;
+};
 
 #ifdef __cplusplus
 extern "C" {
@@ -201,18 +201,20 @@ size_t c2p_last_error(char *buf, size_t buf_len);
 // open or map), C2P_ERR_PARAMS_FORMAT (truncated, corrupted or inconsistent
 // file; the message names the section, point and byte offset),
 // C2P_ERR_PANIC.
-int32_t c2p_params_load(const char *path, const c2p_params_options *opts, c2p_params **out);
+int32_t c2p_params_load(const char *path,
+                        const struct c2p_params_options *opts,
+                        struct c2p_params **out);
 
 // Releases a parameters handle. NULL is ignored; an unknown handle is
 // ignored (and logged). Jobs already started on these parameters keep
 // them alive until they end. Thread-safe.
-void c2p_params_free(c2p_params *params);
+void c2p_params_free(struct c2p_params *params);
 
 // Describes loaded parameters into `*out`. Thread-safe.
 //
 // Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_BAD_STATE (unknown handle),
 // C2P_ERR_PANIC.
-int32_t c2p_params_info(const c2p_params *params, c2p_params_info *out);
+int32_t c2p_params_info(const struct c2p_params *params, struct c2p_params_info *out);
 
 // Starts proving `n_circuits` circuits and writes a job handle to `*out`.
 //
@@ -231,13 +233,13 @@ int32_t c2p_params_info(const c2p_params *params, c2p_params_info *out);
 // (witness against parameters, bit lengths, popcounts, abc_size above the
 // domain), C2P_ERR_BAD_STATE (unknown parameters handle),
 // C2P_ERR_OUT_OF_MEMORY, C2P_ERR_PANIC.
-int32_t c2p_prove_start(const c2p_params *params,
-                        const c2p_assignment *circuits,
+int32_t c2p_prove_start(const struct c2p_params *params,
+                        const struct c2p_assignment *circuits,
                         size_t n_circuits,
                         const uint8_t *r,
                         const uint8_t *s,
-                        const c2p_prove_options *opts,
-                        c2p_job **out);
+                        const struct c2p_prove_options *opts,
+                        struct c2p_job **out);
 
 // Waits for a job and writes its proofs: `n_circuits` compressed proofs of
 // 192 bytes each (bellperson's `Proof::write` bytes), so `proofs_len` must
@@ -248,22 +250,22 @@ int32_t c2p_prove_start(const c2p_params *params,
 // Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_SIZE_MISMATCH (proofs_len),
 // C2P_ERR_BAD_STATE (unknown or already finished job), C2P_ERR_CANCELLED,
 // C2P_ERR_OUT_OF_MEMORY, C2P_ERR_GPU, C2P_ERR_PANIC.
-int32_t c2p_prove_finish(c2p_job *job, uint8_t *proofs, size_t proofs_len);
+int32_t c2p_prove_finish(struct c2p_job *job, uint8_t *proofs, size_t proofs_len);
 
 // Abandons a job at any stage: queued or running work is cancelled and its
 // memory released as soon as the worker notices. NULL and unknown handles
 // are ignored. Thread-safe.
-void c2p_job_free(c2p_job *job);
+void c2p_job_free(struct c2p_job *job);
 
 // `c2p_prove_start` then `c2p_prove_finish`: proves and writes
 // `n_circuits × 192` bytes of compressed proofs to `proofs`. Arguments,
 // ownership and statuses as those two functions. Thread-safe.
-int32_t c2p_prove(const c2p_params *params,
-                  const c2p_assignment *circuits,
+int32_t c2p_prove(const struct c2p_params *params,
+                  const struct c2p_assignment *circuits,
                   size_t n_circuits,
                   const uint8_t *r,
                   const uint8_t *s,
-                  const c2p_prove_options *opts,
+                  const struct c2p_prove_options *opts,
                   uint8_t *proofs,
                   size_t proofs_len);
 
@@ -276,7 +278,7 @@ int32_t c2p_prove(const c2p_params *params,
 // against the parameters), C2P_ERR_INVALID_ARGUMENT (a proof point not on
 // its curve or subgroup, an input not below the modulus),
 // C2P_ERR_BAD_STATE, C2P_ERR_PANIC.
-int32_t c2p_verify(const c2p_params *params,
+int32_t c2p_verify(const struct c2p_params *params,
                    const uint8_t *public_inputs,
                    size_t n_inputs,
                    const uint8_t *proof,
@@ -284,53 +286,54 @@ int32_t c2p_verify(const c2p_params *params,
 
 // Loads parameters from `path` into `*ret`. With `cache`, loaded
 // parameters are kept in a small cache keyed by file and reused.
-c2p_supraseal_error create_SRS(c2p_supraseal_srs *ret, const char *path, bool cache);
+struct c2p_supraseal_error create_SRS(struct c2p_supraseal_srs *ret, const char *path, bool cache);
 
 // Drops the cache's copy of this SRS's file (handles stay usable).
-void evict_SRS(const c2p_supraseal_srs *srs);
+void evict_SRS(const struct c2p_supraseal_srs *srs);
 
 // Releases this reference (the parameters are freed with the last one)
 // and clears the word. NULL and unknown handles are ignored.
-void drop_SRS(c2p_supraseal_srs *srs);
+void drop_SRS(struct c2p_supraseal_srs *srs);
 
 // A new reference to the same parameters (NULL word when `srs` is unknown).
-c2p_supraseal_srs clone_SRS(const c2p_supraseal_srs *srs);
+struct c2p_supraseal_srs clone_SRS(const struct c2p_supraseal_srs *srs);
 
 // Upstream supraseal: proves `num_circuits` circuits synchronously and
 // writes 384-byte raw proofs. `r_s`, `s_s`: one Montgomery scalar each per circuit.
-c2p_supraseal_error generate_groth16_proofs_c(const c2p_assignment *provers,
-                                              size_t num_circuits,
-                                              const c2p_fr *r_s,
-                                              const c2p_fr *s_s,
-                                              c2p_supraseal_proof *proofs,
-                                              c2p_supraseal_srs *srs);
+struct c2p_supraseal_error generate_groth16_proofs_c(const struct c2p_assignment *provers,
+                                                     size_t num_circuits,
+                                                     const struct c2p_fr *r_s,
+                                                     const struct c2p_fr *s_s,
+                                                     struct c2p_supraseal_proof *proofs,
+                                                     struct c2p_supraseal_srs *srs);
 
 // Curio's synchronous form with `gpu_mtx` (NULL or from `create_gpu_mutex`)
 // and `gpu_index` (-1 for any); otherwise as `generate_groth16_proofs_c`.
-c2p_supraseal_error generate_groth16_proofs_curio_c(const c2p_assignment *provers,
-                                                    size_t num_circuits,
-                                                    const c2p_fr *r_s,
-                                                    const c2p_fr *s_s,
-                                                    c2p_supraseal_proof *proofs,
-                                                    c2p_supraseal_srs *srs,
-                                                    void *gpu_mtx,
-                                                    int gpu_index);
+struct c2p_supraseal_error generate_groth16_proofs_curio_c(const struct c2p_assignment *provers,
+                                                           size_t num_circuits,
+                                                           const struct c2p_fr *r_s,
+                                                           const struct c2p_fr *s_s,
+                                                           struct c2p_supraseal_proof *proofs,
+                                                           struct c2p_supraseal_srs *srs,
+                                                           void *gpu_mtx,
+                                                           int gpu_index);
 
 // Curio's split API: starts proving and writes a pending handle to
 // `*pending_out`; the witness buffers may be freed as soon as this
 // returns. On failure no handle is written.
-c2p_supraseal_error generate_groth16_proofs_start_c(const c2p_assignment *provers,
-                                                    size_t num_circuits,
-                                                    const c2p_fr *r_s,
-                                                    const c2p_fr *s_s,
-                                                    c2p_supraseal_srs *srs,
-                                                    void *gpu_mtx,
-                                                    int gpu_index,
-                                                    void **pending_out);
+struct c2p_supraseal_error generate_groth16_proofs_start_c(const struct c2p_assignment *provers,
+                                                           size_t num_circuits,
+                                                           const struct c2p_fr *r_s,
+                                                           const struct c2p_fr *s_s,
+                                                           struct c2p_supraseal_srs *srs,
+                                                           void *gpu_mtx,
+                                                           int gpu_index,
+                                                           void **pending_out);
 
 // Waits for a pending proof and writes its raw proofs; consumes the handle
 // whatever it returns.
-c2p_supraseal_error finalize_groth16_proof_c(void *pending, c2p_supraseal_proof *proofs);
+struct c2p_supraseal_error finalize_groth16_proof_c(void *pending,
+                                                    struct c2p_supraseal_proof *proofs);
 
 // Abandons a pending proof (NULL and unknown handles are ignored).
 void destroy_pending_proof(void *pending);
