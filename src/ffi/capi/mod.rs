@@ -82,6 +82,34 @@ mod tests {
             assert_eq!(code, kind as i32);
         }
     }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let status = guard(|| panic!("boom at the boundary"));
+        assert_eq!(status, C2P_ERR_PANIC);
+        let mut buf = [0u8; 128];
+        let n = copy_last_error(buf.as_mut_ptr(), buf.len());
+        let text = std::str::from_utf8(&buf[..n]).unwrap();
+        assert!(text.contains("boom at the boundary"), "{text}");
+        // The thread (and process) carry on: the next call works.
+        assert_eq!(guard(|| Ok(())), C2P_OK);
+        let status = guard(|| {
+            let v: Vec<u8> = Vec::new();
+            let _ = v[3]; // an index panic with a formatted message
+            Ok(())
+        });
+        assert_eq!(status, C2P_ERR_PANIC);
+    }
+
+    #[cfg(feature = "supraseal-abi")]
+    #[test]
+    fn a_panic_in_a_supraseal_symbol_is_an_error_value() {
+        let err = supraseal::guard(|| panic!("supraseal boom"));
+        assert_ne!(err.code, 0);
+        let text = string_from_c(err.message).unwrap();
+        assert!(text.contains("supraseal boom"), "{text}");
+        supraseal::c2p_supraseal_error_free(err.message);
+    }
 }
 
 thread_local! {

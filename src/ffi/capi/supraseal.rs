@@ -82,7 +82,7 @@ fn malloc_string(text: &str) -> *mut c_char {
 }
 
 /// The panic boundary for these symbols: the outcome as supraseal's error.
-fn guard(work: impl FnOnce() -> Result<(), Error>) -> c2p_supraseal_error {
+pub(crate) fn guard(work: impl FnOnce() -> Result<(), Error>) -> c2p_supraseal_error {
     match catch(work) {
         Ok(()) => c2p_supraseal_error {
             code: 0,
