@@ -15,13 +15,39 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// target/<profile>, where cargo put libc2prover.so for this test run.
+/// target/<profile>, with libc2prover.so built from the current source.
+/// `cargo test` builds the library only as an rlib, so the shared library is
+/// built here, with this test's profile and features (cargo returns at once
+/// when it is up to date).
 fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.current_dir(root()).args(["build", "--lib"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cargo.arg("--release");
+        }
+        if !cfg!(feature = "supraseal-abi") {
+            cargo.arg("--no-default-features");
+        }
+        if cfg!(feature = "cuda") {
+            cargo.args(["--features", "cuda"]);
+        }
+        if let Some(target) = dir.parent() {
+            cargo.env("CARGO_TARGET_DIR", target);
+        }
+        run(&mut cargo, "cargo build --lib (for libc2prover.so)");
+        let so = dir.join("libc2prover.so");
+        assert!(so.exists(), "cargo build did not produce {}", so.display());
+        dir
+    })
+    .clone()
 }
 
 /// The fixture files prove.c and supraseal_dlopen.cpp read.
@@ -78,8 +104,7 @@ fn build_c(name: &str, extra: &[&str]) -> PathBuf {
         .arg(root().join("tests/c/prove.c"))
         .arg("-o")
         .arg(&exe)
-        .arg(format!("-L{}", lib.display()))
-        .arg("-lc2prover")
+        .arg(lib.join("libc2prover.so"))
         .arg(format!("-Wl,-rpath,{}", lib.display()));
     run(&mut cmd, &format!("compiling tests/c/prove.c ({name})"));
     exe
