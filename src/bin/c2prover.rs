@@ -31,8 +31,11 @@ enum Command {
     Info(InfoArgs),
     /// Write a synthetic circuit's parameters and witness files.
     GenSrs(GenSrsArgs),
-    /// Time proofs of a synthetic circuit on this machine (median of runs).
-    Bench(BenchArgs),
+    /// Benchmarks on this machine (medians after a warm-up).
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
 }
 
 #[derive(Args)]
@@ -101,6 +104,29 @@ struct GenSrsArgs {
     witness_out: PathBuf,
 }
 
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Whole proofs of a synthetic circuit.
+    Prove(BenchArgs),
+    /// Forward NTTs on the GPU, data resident on the device.
+    Ntt(BenchSizes),
+    /// The H step on the GPU: upload of a, b, c, seven NTTs and the
+    /// pointwise work, download of h.
+    H(BenchSizes),
+    /// Kernel-level figures: Fr multiplications per second, device copy rate.
+    Kernels,
+}
+
+#[derive(Args)]
+struct BenchSizes {
+    /// Domain sizes, as a comma-separated list of log2.
+    #[arg(long, value_delimiter = ',', default_values_t = [24u32, 26, 27])]
+    log2: Vec<u32>,
+    /// Timed runs after one warm-up run.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
 #[derive(Args)]
 struct BenchArgs {
     /// Constraints: 2^LOG2.
@@ -127,7 +153,18 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify(a),
         Command::Info(a) => info(a),
         Command::GenSrs(a) => gen_srs(a),
-        Command::Bench(a) => bench(a),
+        Command::Bench {
+            what: BenchWhat::Prove(a),
+        } => bench(a),
+        Command::Bench {
+            what: BenchWhat::Ntt(a),
+        } => bench_ntt(a),
+        Command::Bench {
+            what: BenchWhat::H(a),
+        } => bench_h(a),
+        Command::Bench {
+            what: BenchWhat::Kernels,
+        } => bench_kernels(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -332,6 +369,122 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
         times.last().copied().unwrap_or(0.0)
     );
     Ok(())
+}
+
+#[cfg(feature = "cuda")]
+/// Random evaluations with `zeros` percent zeros (PoRep's a, b: 49 %, c: 80 %).
+fn random_evals(n: usize, zeros: u32, seed: u64) -> Vec<Fr> {
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+    use rayon::prelude::*;
+    let mut out = vec![Fr::ZERO; n];
+    out.par_chunks_mut(1 << 16).enumerate().for_each(|(i, chunk)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ((i as u64) << 20));
+        for v in chunk {
+            if rng.next_u32() % 100 >= zeros {
+                let mut bytes = [0u8; 64];
+                rng.fill_bytes(&mut bytes);
+                *v = Fr::from_uniform_bytes(&bytes);
+            }
+        }
+    });
+    out
+}
+
+#[cfg(feature = "cuda")]
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn require_gpu() -> Result<(), Error> {
+    if c2prover::gpu::available() {
+        Ok(())
+    } else {
+        Err(Error::new(
+            c2prover::ErrorKind::Unsupported,
+            "no GPU: build with --features cuda and run on a machine with a CUDA device",
+        ))
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn bench_ntt(args: BenchSizes) -> Result<(), Error> {
+    require_gpu()?;
+    for log2 in args.log2 {
+        let domain =
+            c2prover::cpu::ntt::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
+        let mut values = random_evals(domain.m, 0, log2 as u64);
+        let (_, ms) = c2prover::gpu::ntt_round_trip(&domain, &mut values, args.runs.max(1))?;
+        println!(
+            "ntt 2^{log2}: median {ms:.2} ms over {} runs ({:.1} M elements/s)",
+            args.runs.max(1),
+            domain.m as f64 / ms as f64 / 1e3
+        );
+    }
+    Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn bench_h(args: BenchSizes) -> Result<(), Error> {
+    require_gpu()?;
+    for log2 in args.log2 {
+        let domain =
+            c2prover::cpu::ntt::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
+        let (a, b, c) = step("generating a, b, c (49/49/80 % zeros)", || {
+            (
+                random_evals(domain.m, 49, 1),
+                random_evals(domain.m, 49, 2),
+                random_evals(domain.m, 80, 3),
+            )
+        });
+        let (mut up, mut compute, mut down, mut wall) = (vec![], vec![], vec![], vec![]);
+        for run in 0..=args.runs {
+            let started = Instant::now();
+            let (_, t) = c2prover::gpu::quotient(&domain, &a, &b, &c)?;
+            let elapsed = started.elapsed().as_secs_f64() * 1e3;
+            if run > 0 {
+                up.push(t.upload_ms as f64);
+                compute.push(t.compute_ms as f64);
+                down.push(t.download_ms as f64);
+                wall.push(elapsed);
+            }
+        }
+        let (u, k, d) = (median(up), median(compute), median(down));
+        println!(
+            "h 2^{log2}: median compute {k:.1} ms, upload a,b,c {u:.1} ms, download h {d:.1} ms, \
+             upload+compute {:.1} ms, whole call {:.1} ms ({} runs)",
+            u + k,
+            median(wall),
+            args.runs
+        );
+    }
+    Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn bench_kernels() -> Result<(), Error> {
+    require_gpu()?;
+    let (muls, copy) = c2prover::gpu::microbench(27)?;
+    println!(
+        "kernels: {muls:.1} G Fr multiplications/s, device copy {copy:.0} GB/s (read + write, 2^27 x 32 B)"
+    );
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn bench_kernels() -> Result<(), Error> {
+    require_gpu()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn bench_ntt(_: BenchSizes) -> Result<(), Error> {
+    require_gpu()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn bench_h(_: BenchSizes) -> Result<(), Error> {
+    require_gpu()
 }
 
 fn hex(bytes: &[u8]) -> String {

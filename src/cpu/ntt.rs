@@ -110,6 +110,16 @@ impl Domain {
         scale_by_powers(values, self.shift_inv, self.m_inv);
     }
 
+    /// 1/m.
+    pub fn m_inv(&self) -> Fr {
+        self.m_inv
+    }
+
+    /// The coset shift g (= 7) and its inverse.
+    pub fn shift(&self) -> (Fr, Fr) {
+        (self.shift, self.shift_inv)
+    }
+
     /// The vanishing polynomial Z(x) = x^m − 1 at every point of the coset
     /// g·⟨ω⟩: the constant g^m − 1.
     pub fn z_on_coset(&self) -> Fr {

@@ -240,6 +240,63 @@ impl MulAssign for Fr {
     }
 }
 
+/// An element of the base field Fp in Montgomery form, exactly blst's
+/// `blst_fp` (six little-endian 64-bit limbs). Used to check the GPU's field
+/// arithmetic against blst.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[repr(transparent)]
+pub struct Fp(pub blst_fp);
+
+impl Fp {
+    /// Montgomery form of a canonical value given as six limbs (< p).
+    pub fn from_canonical_limbs(limbs: &[u64; 6]) -> Fp {
+        let mut out = blst_fp::default();
+        // SAFETY: six readable limbs; valid output.
+        unsafe { blst_fp_from_uint64(&mut out, limbs.as_ptr()) };
+        Fp(out)
+    }
+
+    /// The canonical value of a Montgomery element, as six limbs.
+    pub fn to_canonical_limbs(&self) -> [u64; 6] {
+        let mut out = [0u64; 6];
+        // SAFETY: valid input; six writable limbs.
+        unsafe { blst_uint64_from_fp(out.as_mut_ptr(), &self.0) };
+        out
+    }
+
+    pub fn square(&self) -> Fp {
+        let mut out = blst_fp::default();
+        // SAFETY: valid input and output.
+        unsafe { blst_fp_sqr(&mut out, &self.0) };
+        Fp(out)
+    }
+}
+
+macro_rules! fp_binary_op {
+    ($trait:ident, $method:ident, $blst:ident) => {
+        impl $trait for Fp {
+            type Output = Fp;
+            fn $method(self, rhs: Fp) -> Fp {
+                let mut out = blst_fp::default();
+                // SAFETY: valid inputs and output.
+                unsafe { $blst(&mut out, &self.0, &rhs.0) };
+                Fp(out)
+            }
+        }
+    };
+}
+
+fp_binary_op!(Add, add, blst_fp_add);
+fp_binary_op!(Sub, sub, blst_fp_sub);
+fp_binary_op!(Mul, mul, blst_fp_mul);
+
+impl Neg for Fp {
+    type Output = Fp;
+    fn neg(self) -> Fp {
+        Fp::default() - self
+    }
+}
+
 /// Why a serialized point was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PointError {

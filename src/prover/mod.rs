@@ -20,6 +20,7 @@ use crate::cpu::msm::{dense_msm, witness_msm, Selection};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::Fr;
+use crate::gpu;
 use crate::params::Parameters;
 use crate::proof::Proof;
 use rand_core::{OsRng, RngCore};
@@ -108,7 +109,18 @@ fn prove_one(
 ) -> Result<Proof> {
     check_cancelled(cancelled)?;
     let started = Instant::now();
-    let h = quotient(domain, w.a, w.b, w.c);
+    let h = if gpu::available() {
+        let (h, t) = gpu::quotient(domain, w.a, w.b, w.c)?;
+        log::debug!(
+            "circuit {index}: GPU H: upload {:.1} ms, compute {:.1} ms, download {:.1} ms",
+            t.upload_ms,
+            t.compute_ms,
+            t.download_ms
+        );
+        h
+    } else {
+        quotient(domain, w.a, w.b, w.c)
+    };
     let h_done = Instant::now();
     check_cancelled(cancelled)?;
 

@@ -1,0 +1,50 @@
+// Error messages of CUDA failures, per host thread, and device discovery.
+#include <stdio.h>
+
+#include <string>
+
+#include "../common.cuh"
+
+namespace c2p {
+
+static thread_local std::string last_error;
+
+void record_error(cudaError_t err, const char* what, const char* file, int line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "CUDA error %d (%s: %s) in %s at %s:%d", (int)err, cudaGetErrorName(err),
+             cudaGetErrorString(err), what, file, line);
+    last_error = buf;
+}
+
+}  // namespace c2p
+
+// The message of the calling thread's last failed c2p_cuda_* call.
+extern "C" const char* c2p_cuda_last_error() { return c2p::last_error.c_str(); }
+
+// Number of usable CUDA devices; 0 (and success) when there is no driver or
+// no device, so a machine without a GPU simply runs on the CPU.
+extern "C" int c2p_cuda_device_count(int* count) {
+    *count = 0;
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    C2P_CUDA_OK(err);
+    *count = n;
+    return 0;
+}
+
+// Name, memory and compute capability of a device.
+extern "C" int c2p_cuda_device_info(int device, char* name, size_t name_len, size_t* free_bytes,
+                                    size_t* total_bytes, int* major, int* minor) {
+    cudaDeviceProp prop;
+    C2P_CUDA_OK(cudaGetDeviceProperties(&prop, device));
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(cudaMemGetInfo(free_bytes, total_bytes));
+    snprintf(name, name_len, "%s", prop.name);
+    *major = prop.major;
+    *minor = prop.minor;
+    return 0;
+}

@@ -1,0 +1,266 @@
+// The H step on the GPU: h = (a·b − c)/Z through seven NTTs of the domain,
+// with the same roots of unity and coset (generator 7) as the CPU backend,
+// so the result is identical to the CPU's.
+//
+// Device memory per call: three domain-sized vectors (3·32·m bytes) plus the
+// twiddle table (16·m bytes, cached per device for the last domain size) and
+// the coset tables (4 × 2^14 × 32 bytes). Everything but the cached tables is
+// freed before the call returns, on success and on failure.
+#include <mutex>
+
+#include "../common.cuh"
+#include "../ntt/ntt.cuh"
+
+using c2p::fr_t;
+
+// Constants the host computes once per domain (all Montgomery form).
+struct c2p_h_consts {
+    fr_t omega;          // primitive m-th root of unity
+    fr_t m_inv;          // 1/m
+    fr_t g, g_2_14;      // coset generator 7 and 7^(2^14)
+    fr_t g_inv, g_inv_2_14;
+    fr_t z_inv;          // 1/(g^m − 1)
+};
+
+// Timings of the phases of one call, from CUDA events.
+struct c2p_h_timing {
+    float upload_ms, compute_ms, download_ms;
+};
+
+namespace {
+
+// A device buffer freed when it goes out of scope.
+struct dev_buf {
+    fr_t* ptr = nullptr;
+    ~dev_buf() {
+        if (ptr) cudaFree(ptr);
+    }
+    cudaError_t alloc(size_t n) { return cudaMalloc(&ptr, n * sizeof(fr_t)); }
+};
+
+struct event_t {
+    cudaEvent_t ev = nullptr;
+    ~event_t() {
+        if (ev) cudaEventDestroy(ev);
+    }
+};
+
+// ω^j (j < m/2) per device and domain size, built on first use and kept for
+// the life of the process (never freed while a kernel may read them): at
+// most 16·m bytes for each domain size a device has seen.
+constexpr int MAX_DEVICES = 64;
+constexpr int MAX_LOG_M = 32;
+const fr_t* twiddles[MAX_DEVICES][MAX_LOG_M];
+std::mutex twiddles_lock;
+
+cudaError_t launch_powers(fr_t* table, uint64_t n, fr_t base, fr_t start, cudaStream_t stream) {
+    if (n == 0) return cudaSuccess;
+    unsigned blocks = (unsigned)((n + 255) / 256);
+    c2p::fill_powers<<<blocks, 256, 0, stream>>>(table, n, base, start);
+    return cudaGetLastError();
+}
+
+cudaError_t twiddle_table(int device, int log_m, const fr_t& omega, cudaStream_t stream, const fr_t** out) {
+    std::lock_guard<std::mutex> guard(twiddles_lock);
+    const fr_t*& slot = twiddles[device][log_m];
+    if (!slot) {
+        uint64_t half = 1ull << (log_m - 1);
+        fr_t* table = nullptr;
+        C2P_CUDA_OK(cudaMalloc(&table, half * sizeof(fr_t)));
+        cudaError_t err = launch_powers(table, half, omega, fr_t::one(), stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess) {
+            cudaFree(table);
+            C2P_CUDA_OK(err);
+        }
+        slot = table;
+    }
+    *out = slot;
+    return cudaSuccess;
+}
+
+cudaError_t set_shared_limits() {
+    static std::once_flag once;
+    static cudaError_t result = cudaSuccess;
+    std::call_once(once, [] {
+        int bytes = (1 << c2p::NTT_TILE_LOG) * (int)sizeof(fr_t);
+        result = cudaFuncSetAttribute(c2p::ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (result == cudaSuccess)
+            result = cudaFuncSetAttribute(c2p::ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    });
+    return result;
+}
+
+// A whole transform in passes of up to NTT_MAX_STAGES stages.
+// DIF: natural in, bit-reversed out. DIT: bit-reversed in, natural out.
+cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream) {
+    if (log_m == 0) return cudaSuccess;
+    int log_tile = log_m < c2p::NTT_TILE_LOG ? log_m : c2p::NTT_TILE_LOG;
+    int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
+    unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
+    size_t shared = ((size_t)1 << log_tile) * sizeof(fr_t);
+    int done = 0;
+    while (done < log_m) {
+        int k = log_m - done < max_k ? log_m - done : max_k;
+        if (dif) {
+            // Stages done..done+k of DIF: stride 2^(log_m - done - k).
+            c2p::ntt_pass<true><<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile,
+                                                                               log_m - done - k, k, table,
+                                                                               inverse);
+        } else {
+            // DIT stages with half-sizes 2^done .. 2^(done+k-1): stride 2^done.
+            c2p::ntt_pass<false><<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, done, k,
+                                                                                table, inverse);
+        }
+        C2P_CUDA_OK(cudaGetLastError());
+        done += k;
+    }
+    return cudaSuccess;
+}
+
+unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
+
+// Coefficients of `v` (natural-order evaluations on the domain) shifted to
+// evaluations on the coset g·⟨ω⟩, in natural order.
+cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, const fr_t* g_hi, const fr_t& m_inv,
+                     cudaStream_t stream) {
+    C2P_CUDA_OK(ntt(v, log_m, true, true, table, stream));
+    c2p::scale_bitrev_powers<<<blocks_for(1ull << log_m), 256, 0, stream>>>(v, log_m, g_lo, g_hi, m_inv);
+    C2P_CUDA_OK(cudaGetLastError());
+    return ntt(v, log_m, false, false, table, stream);
+}
+
+cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
+                     const c2p_h_consts& k, fr_t* h_out, c2p_h_timing* timing) {
+    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m >= MAX_LOG_M) return cudaErrorInvalidValue;
+    const uint64_t m = 1ull << log_m;
+    if (abc_size > m) return cudaErrorInvalidValue;
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(set_shared_limits());
+    cudaStream_t stream = nullptr;  // the legacy default stream of this thread's device
+    const fr_t* table = nullptr;
+    C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, stream, &table));
+
+    dev_buf d_a, d_b, d_c, coset;
+    C2P_CUDA_OK(d_a.alloc(m));
+    C2P_CUDA_OK(d_b.alloc(m));
+    C2P_CUDA_OK(d_c.alloc(m));
+    C2P_CUDA_OK(coset.alloc(4u << 14));
+    fr_t* g_lo = coset.ptr;
+    fr_t* g_hi = g_lo + (1 << 14);
+    fr_t* ginv_lo = g_hi + (1 << 14);
+    fr_t* ginv_hi = ginv_lo + (1 << 14);
+    C2P_CUDA_OK(launch_powers(g_lo, 1 << 14, k.g, fr_t::one(), stream));
+    C2P_CUDA_OK(launch_powers(g_hi, 1 << 14, k.g_2_14, fr_t::one(), stream));
+    C2P_CUDA_OK(launch_powers(ginv_lo, 1 << 14, k.g_inv, fr_t::one(), stream));
+    C2P_CUDA_OK(launch_powers(ginv_hi, 1 << 14, k.g_inv_2_14, fr_t::one(), stream));
+
+    event_t e0, e1, e2, e3;
+    for (event_t* e : {&e0, &e1, &e2, &e3}) C2P_CUDA_OK(cudaEventCreate(&e->ev));
+    C2P_CUDA_OK(cudaEventRecord(e0.ev, stream));
+    const size_t bytes = abc_size * sizeof(fr_t), pad = (m - abc_size) * sizeof(fr_t);
+    fr_t* dev[3] = {d_a.ptr, d_b.ptr, d_c.ptr};
+    const fr_t* host[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        if (bytes) C2P_CUDA_OK(cudaMemcpyAsync(dev[i], host[i], bytes, cudaMemcpyHostToDevice, stream));
+        if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, stream));
+    }
+    C2P_CUDA_OK(cudaEventRecord(e1.ev, stream));
+
+    for (int i = 0; i < 3; i++) C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, k.m_inv, stream));
+    c2p::quotient_pointwise<<<blocks_for(m), 256, 0, stream>>>(d_a.ptr, d_b.ptr, d_c.ptr, m, k.z_inv);
+    C2P_CUDA_OK(cudaGetLastError());
+    // Back from the coset: inverse transform, unshift, natural order.
+    C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, stream));
+    c2p::scale_bitrev_powers<<<blocks_for(m), 256, 0, stream>>>(d_a.ptr, log_m, ginv_lo, ginv_hi, k.m_inv);
+    C2P_CUDA_OK(cudaGetLastError());
+    c2p::bit_reverse<<<blocks_for(m), 256, 0, stream>>>(d_b.ptr, d_a.ptr, log_m);
+    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(cudaEventRecord(e2.ev, stream));
+
+    C2P_CUDA_OK(cudaMemcpyAsync(h_out, d_b.ptr, (m - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, stream));
+    C2P_CUDA_OK(cudaEventRecord(e3.ev, stream));
+    C2P_CUDA_OK(cudaStreamSynchronize(stream));
+    if (timing) {
+        C2P_CUDA_OK(cudaEventElapsedTime(&timing->upload_ms, e0.ev, e1.ev));
+        C2P_CUDA_OK(cudaEventElapsedTime(&timing->compute_ms, e1.ev, e2.ev));
+        C2P_CUDA_OK(cudaEventElapsedTime(&timing->download_ms, e2.ev, e3.ev));
+    }
+    return cudaSuccess;
+}
+
+}  // namespace
+
+// h (m − 1 coefficients, written to h_out) of evaluation vectors a, b, c of
+// abc_size entries on the domain of size 2^log_m. Returns 0 or a CUDA error
+// code (message from c2p_cuda_last_error). `timing` may be NULL.
+extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c,
+                                 size_t abc_size, const c2p_h_consts* consts, void* h_out,
+                                 c2p_h_timing* timing) {
+    cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
+                               static_cast<const fr_t*>(c), abc_size, *consts, static_cast<fr_t*>(h_out), timing);
+    if (err == cudaErrorInvalidValue) c2p::record_error(err, "c2p_cuda_quotient arguments", __FILE__, __LINE__);
+    return (int)err;
+}
+
+// Forward then inverse NTT of `values` (2^log_m entries, natural order) on
+// the device: `forward` receives the evaluations in natural order (for
+// tests against the CPU), `values` is restored. Also times `iterations`
+// forward transforms of device-resident data (median in *median_ms).
+extern "C" int c2p_cuda_ntt(int device, int log_m, const void* omega, const void* m_inv, void* values,
+                            void* forward, int iterations, float* median_ms) {
+    if (log_m < 1 || log_m >= MAX_LOG_M || device < 0 || device >= MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_ntt arguments", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    auto run = [&]() -> cudaError_t {
+        const uint64_t m = 1ull << log_m;
+        C2P_CUDA_OK(cudaSetDevice(device));
+        C2P_CUDA_OK(set_shared_limits());
+        cudaStream_t stream = nullptr;
+        const fr_t* table = nullptr;
+        const fr_t w = *static_cast<const fr_t*>(omega);
+        C2P_CUDA_OK(twiddle_table(device, log_m, w, stream, &table));
+        dev_buf d, tmp;
+        C2P_CUDA_OK(d.alloc(m));
+        C2P_CUDA_OK(tmp.alloc(m));
+        C2P_CUDA_OK(cudaMemcpy(d.ptr, values, m * sizeof(fr_t), cudaMemcpyHostToDevice));
+        // Forward: DIF then bit reversal to natural order.
+        C2P_CUDA_OK(ntt(d.ptr, log_m, true, false, table, stream));
+        c2p::bit_reverse<<<blocks_for(m), 256, 0, stream>>>(tmp.ptr, d.ptr, log_m);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(cudaMemcpy(forward, tmp.ptr, m * sizeof(fr_t), cudaMemcpyDeviceToHost));
+        // Inverse: DIF with ω^-1 from natural order, scale, reverse.
+        C2P_CUDA_OK(ntt(tmp.ptr, log_m, true, true, table, stream));
+        c2p::scale<<<blocks_for(m), 256, 0, stream>>>(tmp.ptr, m, *static_cast<const fr_t*>(m_inv));
+        C2P_CUDA_OK(cudaGetLastError());
+        c2p::bit_reverse<<<blocks_for(m), 256, 0, stream>>>(d.ptr, tmp.ptr, log_m);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(cudaMemcpy(values, d.ptr, m * sizeof(fr_t), cudaMemcpyDeviceToHost));
+
+        if (iterations > 0 && median_ms) {
+            event_t start, stop;
+            C2P_CUDA_OK(cudaEventCreate(&start.ev));
+            C2P_CUDA_OK(cudaEventCreate(&stop.ev));
+            float times[64];
+            int n = iterations < 64 ? iterations : 64;
+            C2P_CUDA_OK(ntt(d.ptr, log_m, true, false, table, stream));  // warm-up
+            for (int i = 0; i < n; i++) {
+                C2P_CUDA_OK(cudaEventRecord(start.ev, stream));
+                C2P_CUDA_OK(ntt(d.ptr, log_m, true, false, table, stream));
+                C2P_CUDA_OK(cudaEventRecord(stop.ev, stream));
+                C2P_CUDA_OK(cudaEventSynchronize(stop.ev));
+                C2P_CUDA_OK(cudaEventElapsedTime(&times[i], start.ev, stop.ev));
+            }
+            for (int i = 1; i < n; i++)
+                for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
+                    float t = times[j];
+                    times[j] = times[j - 1];
+                    times[j - 1] = t;
+                }
+            *median_ms = times[n / 2];
+        }
+        return cudaSuccess;
+    };
+    return (int)run();
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the release test binaries and the c2prover command with the CUDA
+# backend, stripped, into .device/ for the GPU machine (which has no Rust).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --release --features cuda --no-run --message-format=json 2>/dev/null \
+    | python3 -c '
+import json, sys, shutil, os
+os.makedirs(".device", exist_ok=True)
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        kind = m["target"]["kind"]
+        if kind == ["bin"]:
+            continue
+        name = "unit" if "rlib" in kind or "lib" in kind else m["target"]["name"]
+        shutil.copy(m["executable"], ".device/" + name)
+'
+cargo build --release --features cuda
+cp target/release/c2prover .device/c2prover
+strip .device/*
+ls -la .device

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the GPU test suite and GPU benchmarks on the GPU machine from binaries
+# built here (see scripts/build-device.sh); logs go to $OUT.
+set -u
+cd "$(dirname "$0")/../.device"
+OUT=${OUT:-/tmp/c2p-out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
+nproc >> "$OUT/gpu.txt"
+run() { local name=$1; shift; local t0=$SECONDS; "$@" > "$OUT/$name.log" 2>&1; local rc=$?; echo "$name rc=$rc $((SECONDS - t0)) s: $(grep -E "test result|SKIPPED" "$OUT/$name.log" | tail -1)"; }
+for t in ${TESTS:-unit gpu bellperson_identity c_abi params prover_errors}; do
+    run "$t" ./"$t" --include-ignored --test-threads="${THREADS:-4}"
+done
+if [ -n "${BENCH:-1}" ]; then
+    run bench-ntt ./c2prover bench ntt --log2 "${NTT_SIZES:-20,24,26,27}" --runs 7
+    run bench-h ./c2prover bench h --log2 "${H_SIZES:-24,26,27}" --runs 5
+    cat "$OUT/bench-ntt.log" "$OUT/bench-h.log" | grep -E "^(ntt|h) "
+fi

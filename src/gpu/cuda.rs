@@ -1,0 +1,289 @@
+//! The CUDA backend: safe wrappers over the `extern "C"` entry points in
+//! `cuda/api/`. Every call returns a CUDA status that becomes an `Error`
+//! (`OutOfMemory` for allocation failures, `Gpu` otherwise) with the
+//! message the CUDA side recorded.
+
+use super::{HConstants, HTiming};
+use crate::cpu::ntt::Domain;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ffi::blst::Fr;
+use once_cell::sync::Lazy;
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+extern "C" {
+    fn c2p_cuda_last_error() -> *const c_char;
+    fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
+    fn c2p_cuda_device_info(
+        device: c_int,
+        name: *mut c_char,
+        name_len: usize,
+        free_bytes: *mut usize,
+        total_bytes: *mut usize,
+        major: *mut c_int,
+        minor: *mut c_int,
+    ) -> c_int;
+    fn c2p_cuda_quotient(
+        device: c_int,
+        log_m: c_int,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        abc_size: usize,
+        consts: *const HConstants,
+        h_out: *mut c_void,
+        timing: *mut HTiming,
+    ) -> c_int;
+    fn c2p_cuda_ntt(
+        device: c_int,
+        log_m: c_int,
+        omega: *const c_void,
+        m_inv: *const c_void,
+        values: *mut c_void,
+        forward: *mut c_void,
+        iterations: c_int,
+        median_ms: *mut f32,
+    ) -> c_int;
+    fn c2p_cuda_microbench(device: c_int, log_m: c_int, results: *mut f32) -> c_int;
+    fn c2p_cuda_field_op(
+        device: c_int,
+        field: c_int,
+        op: c_int,
+        a: *const c_void,
+        b: *const c_void,
+        out: *mut c_void,
+        n: usize,
+    ) -> c_int;
+}
+
+/// cudaErrorMemoryAllocation.
+const CUDA_ERROR_MEMORY_ALLOCATION: c_int = 2;
+
+fn check(status: c_int, what: &str) -> Result<()> {
+    if status == 0 {
+        return Ok(());
+    }
+    // SAFETY: the CUDA side returns a pointer to its thread-local,
+    // NUL-terminated message, valid until the next failing call on this thread.
+    let message = unsafe { CStr::from_ptr(c2p_cuda_last_error()) }
+        .to_string_lossy()
+        .into_owned();
+    let kind = if status == CUDA_ERROR_MEMORY_ALLOCATION {
+        ErrorKind::OutOfMemory
+    } else {
+        ErrorKind::Gpu
+    };
+    Err(Error::new(kind, format!("{what}: {message}")))
+}
+
+/// A CUDA device, as found at first use.
+#[derive(Clone, Debug)]
+pub struct Device {
+    pub index: usize,
+    pub name: String,
+    pub total_bytes: usize,
+    pub compute_capability: (i32, i32),
+}
+
+static DEVICES: Lazy<Vec<Device>> = Lazy::new(|| match discover() {
+    Ok(devices) => {
+        for d in &devices {
+            log::info!(
+                "GPU {}: {} ({} GiB, sm_{}{})",
+                d.index,
+                d.name,
+                d.total_bytes >> 30,
+                d.compute_capability.0,
+                d.compute_capability.1
+            );
+        }
+        if devices.is_empty() {
+            log::info!("no CUDA device found: proving on the CPU");
+        }
+        devices
+    }
+    Err(e) => {
+        log::warn!("CUDA unusable ({e}): proving on the CPU");
+        Vec::new()
+    }
+});
+
+fn discover() -> Result<Vec<Device>> {
+    let mut count: c_int = 0;
+    // SAFETY: `count` is a valid output location.
+    check(
+        unsafe { c2p_cuda_device_count(&mut count) },
+        "listing CUDA devices",
+    )?;
+    (0..count)
+        .map(|i| {
+            let mut name = [0u8; 256];
+            let (mut free, mut total, mut major, mut minor) = (0usize, 0usize, 0, 0);
+            // SAFETY: every output is a valid location; `name` has the stated length.
+            let status = unsafe {
+                c2p_cuda_device_info(
+                    i,
+                    name.as_mut_ptr().cast(),
+                    name.len(),
+                    &mut free,
+                    &mut total,
+                    &mut major,
+                    &mut minor,
+                )
+            };
+            check(status, "querying a CUDA device")?;
+            let name = CStr::from_bytes_until_nul(&name)
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok(Device {
+                index: i as usize,
+                name,
+                total_bytes: total,
+                compute_capability: (major, minor),
+            })
+        })
+        .collect()
+}
+
+/// Free memory on GPU `device` now, in bytes.
+pub fn free_memory(device: usize) -> Result<usize> {
+    let mut name = [0u8; 256];
+    let (mut free, mut total, mut major, mut minor) = (0usize, 0usize, 0, 0);
+    // SAFETY: every output is a valid location; `name` has the stated length.
+    let status = unsafe {
+        c2p_cuda_device_info(
+            device as c_int,
+            name.as_mut_ptr().cast(),
+            name.len(),
+            &mut free,
+            &mut total,
+            &mut major,
+            &mut minor,
+        )
+    };
+    check(status, "querying GPU memory")?;
+    Ok(free)
+}
+
+/// The CUDA devices of this machine (empty without a driver or device).
+pub fn devices() -> &'static [Device] {
+    &DEVICES
+}
+
+/// Whether proving runs on a GPU: a device is present.
+pub fn available() -> bool {
+    !DEVICES.is_empty()
+}
+
+pub fn device_count() -> usize {
+    DEVICES.len()
+}
+
+/// The H step on GPU 0: the m − 1 coefficients of h, exactly the CPU's.
+/// Device memory: 3 × 32 × m bytes during the call, plus the twiddle table
+/// (16 × m bytes) kept per device and domain size.
+pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Vec<Fr>, HTiming)> {
+    let n = a.len();
+    if b.len() != n || c.len() != n || n > domain.m {
+        return Err(Error::size_mismatch(
+            "a, b, c must have one length, at most the domain size",
+        ));
+    }
+    let consts = HConstants::of(domain);
+    let mut h = vec![Fr::ZERO; domain.m - 1];
+    let mut timing = HTiming::default();
+    // SAFETY: a, b, c hold n elements each; h has room for m − 1; the
+    // constants and timing are valid for the call.
+    let status = unsafe {
+        c2p_cuda_quotient(
+            0,
+            domain.log_m as c_int,
+            a.as_ptr().cast(),
+            b.as_ptr().cast(),
+            c.as_ptr().cast(),
+            n,
+            &consts,
+            h.as_mut_ptr().cast(),
+            &mut timing,
+        )
+    };
+    check(status, "GPU H step")?;
+    Ok((h, timing))
+}
+
+/// Forward NTT of `values` on GPU 0 (returned in natural order), the inverse
+/// back into `values`, and the median time of `iterations` forward
+/// transforms of device-resident data.
+pub fn ntt_round_trip(domain: &Domain, values: &mut [Fr], iterations: usize) -> Result<(Vec<Fr>, f32)> {
+    if values.len() != domain.m {
+        return Err(Error::size_mismatch("values must fill the domain"));
+    }
+    let mut forward = vec![Fr::ZERO; domain.m];
+    let mut median = 0f32;
+    let m_inv = domain.m_inv();
+    // SAFETY: both buffers hold m elements; scalars are valid for the call.
+    let status = unsafe {
+        c2p_cuda_ntt(
+            0,
+            domain.log_m as c_int,
+            (&domain.omega as *const Fr).cast(),
+            (&m_inv as *const Fr).cast(),
+            values.as_mut_ptr().cast(),
+            forward.as_mut_ptr().cast(),
+            iterations.min(64) as c_int,
+            &mut median,
+        )
+    };
+    check(status, "GPU NTT")?;
+    Ok((forward, median))
+}
+
+/// Kernel-level figures on GPU 0: (G Fr multiplications per second, GB/s
+/// of an element-wise device copy of 2^log_m elements).
+pub fn microbench(log_m: u32) -> Result<(f32, f32)> {
+    let mut results = [0f32; 2];
+    // SAFETY: `results` has room for the two figures written.
+    check(
+        unsafe { c2p_cuda_microbench(0, log_m as c_int, results.as_mut_ptr()) },
+        "GPU microbenchmark",
+    )?;
+    Ok((results[0], results[1]))
+}
+
+/// Element-wise field operations on GPU 0, for tests against blst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldOp {
+    Mul = 0,
+    Add = 1,
+    Sub = 2,
+    Sqr = 3,
+    ToMont = 4,
+    FromMont = 5,
+    Neg = 6,
+}
+
+/// out[i] = a[i] op b[i] over Fr (`L` = 4 limbs of 64 bits) or Fp (`L` = 6).
+pub fn field_op<const L: usize>(op: FieldOp, a: &[[u64; L]], b: &[[u64; L]]) -> Result<Vec<[u64; L]>> {
+    let field = match L {
+        4 => 0,
+        6 => 1,
+        _ => return Err(Error::invalid("field elements have 4 (Fr) or 6 (Fp) limbs")),
+    };
+    if a.len() != b.len() {
+        return Err(Error::size_mismatch("a and b differ in length"));
+    }
+    let mut out = vec![[0u64; L]; a.len()];
+    // SAFETY: a, b and out hold a.len() elements of the field's size.
+    let status = unsafe {
+        c2p_cuda_field_op(
+            0,
+            field,
+            op as c_int,
+            a.as_ptr().cast(),
+            b.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            a.len(),
+        )
+    };
+    check(status, "GPU field operation")?;
+    Ok(out)
+}

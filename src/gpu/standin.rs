@@ -1,0 +1,30 @@
+//! No CUDA in this build: no device is ever found, and the GPU entry points
+//! report `Unsupported` (the prover never calls them, since `available()`
+//! is false).
+
+use super::HTiming;
+use crate::cpu::ntt::Domain;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ffi::blst::Fr;
+
+/// Whether proving runs on a GPU: never, in a build without `cuda`.
+pub fn available() -> bool {
+    false
+}
+
+/// CUDA devices usable by this build: none.
+pub fn device_count() -> usize {
+    0
+}
+
+fn unsupported() -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        "this build of c2prover has no CUDA backend (feature `cuda`)",
+    )
+}
+
+/// The H step on the GPU (unavailable in this build).
+pub fn quotient(_domain: &Domain, _a: &[Fr], _b: &[Fr], _c: &[Fr]) -> Result<(Vec<Fr>, HTiming)> {
+    Err(unsupported())
+}

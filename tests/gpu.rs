@@ -1,0 +1,219 @@
+//! The CUDA backend against the CPU: field arithmetic against blst on a
+//! million random operations per routine plus edge cases, NTTs and the H
+//! step at many sizes, and device memory flat over many calls. These need a
+//! GPU, so they are marked ignored (the test summary counts them as such);
+//! the GPU machine runs them with `--include-ignored`, and a test run there
+//! without a device prints SKIPPED instead of passing silently.
+
+/// GPU tests run one at a time: the memory test reads the device's free
+/// memory, which another test's allocations (and its cached twiddle tables)
+/// would move.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Whether GPU tests can run here (holding the GPU lock); prints why not.
+fn gpu_or_skip(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if cfg!(feature = "cuda") && c2prover::gpu::available() {
+        return Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+    let why = if cfg!(feature = "cuda") {
+        "no CUDA device"
+    } else {
+        "built without the `cuda` feature"
+    };
+    eprintln!("SKIPPED {test}: {why}");
+    println!("SKIPPED {test}: {why}");
+    None
+}
+
+#[test]
+fn gpu_skips_are_reported() {
+    // Always runs: makes a skip visible in the summary of every run.
+    drop(gpu_or_skip("gpu tests (summary)"));
+}
+
+#[cfg(feature = "cuda")]
+mod with_cuda {
+    use super::*;
+    use c2prover::cpu::ntt::Domain;
+    use c2prover::ffi::blst::{Fp, Fr};
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    fn random_fr(rng: &mut ChaCha8Rng) -> Fr {
+        let mut bytes = [0u8; 64];
+        rng.fill_bytes(&mut bytes);
+        Fr::from_uniform_bytes(&bytes)
+    }
+    use c2prover::gpu::{field_op, free_memory, ntt_round_trip, quotient, FieldOp};
+
+    const OPS: usize = 1 << 20;
+
+    /// Random Fr values with the edge cases 0, 1 and r − 1 at the front.
+    fn fr_inputs(n: usize, seed: u64) -> Vec<Fr> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut v = vec![Fr::ZERO, Fr::ONE, -Fr::ONE, -Fr::ONE, Fr::ZERO];
+        v.extend((v.len()..n).map(|_| random_fr(&mut rng)));
+        v
+    }
+
+    fn fp_inputs(n: usize, seed: u64) -> Vec<Fp> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let one = Fp::from_canonical_limbs(&[1, 0, 0, 0, 0, 0]);
+        let mut v = vec![Fp::default(), one, -one, -one, Fp::default()];
+        v.extend((v.len()..n).map(|_| {
+            let mut limbs = [0u64; 6];
+            limbs.iter_mut().for_each(|l| *l = rng.next_u64());
+            limbs[5] &= 0x0fff_ffff_ffff_ffff; // below p (p > 2^380)
+            Fp::from_canonical_limbs(&limbs)
+        }));
+        v
+    }
+
+    /// An operation and what blst computes for it.
+    type Case<T> = (FieldOp, fn(T, T) -> T);
+
+    /// Runs every case on the GPU and compares each result with the CPU's.
+    fn check_cases<T: Copy, const L: usize>(cases: &[Case<T>], a: &[T], b: &[T], limbs: fn(&T) -> [u64; L]) {
+        let la: Vec<[u64; L]> = a.iter().map(limbs).collect();
+        let lb: Vec<[u64; L]> = b.iter().map(limbs).collect();
+        for (op, cpu) in cases {
+            let gpu = field_op(*op, &la, &lb).unwrap();
+            for i in 0..a.len() {
+                assert_eq!(gpu[i], limbs(&cpu(a[i], b[i])), "{op:?} at {i}");
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn fr_arithmetic_equals_blst() {
+        let Some(_gpu) = gpu_or_skip("fr_arithmetic_equals_blst") else {
+            return;
+        };
+        let a = fr_inputs(OPS, 1);
+        let mut b = fr_inputs(OPS, 2);
+        b.rotate_left(2); // pair the edge cases with each other differently
+        let cases: [Case<Fr>; 5] = [
+            (FieldOp::Mul, |x, y| x * y),
+            (FieldOp::Add, |x, y| x + y),
+            (FieldOp::Sub, |x, y| x - y),
+            (FieldOp::Sqr, |x, _| x.square()),
+            (FieldOp::Neg, |x, _| -x),
+        ];
+        check_cases(&cases, &a, &b, |x| x.0.l);
+        // Montgomery conversions: to_mont(canonical) and back.
+        let la: Vec<[u64; 4]> = a.iter().map(|x| x.0.l).collect();
+        let canonical: Vec<[u64; 4]> = a
+            .iter()
+            .map(|x| {
+                let b = x.to_scalar_bytes();
+                std::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+            })
+            .collect();
+        assert_eq!(field_op(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
+        assert_eq!(field_op(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn fp_arithmetic_equals_blst() {
+        let Some(_gpu) = gpu_or_skip("fp_arithmetic_equals_blst") else {
+            return;
+        };
+        let a = fp_inputs(OPS, 3);
+        let mut b = fp_inputs(OPS, 4);
+        b.rotate_left(2);
+        let cases: [Case<Fp>; 5] = [
+            (FieldOp::Mul, |x, y| x * y),
+            (FieldOp::Add, |x, y| x + y),
+            (FieldOp::Sub, |x, y| x - y),
+            (FieldOp::Sqr, |x, _| x.square()),
+            (FieldOp::Neg, |x, _| -x),
+        ];
+        check_cases(&cases, &a, &b, |x| x.0.l);
+        let la: Vec<[u64; 6]> = a.iter().map(|x| x.0.l).collect();
+        let canonical: Vec<[u64; 6]> = a.iter().map(Fp::to_canonical_limbs).collect();
+        assert_eq!(field_op(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
+        assert_eq!(field_op(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn ntt_equals_cpu_at_every_size() {
+        let Some(_gpu) = gpu_or_skip("ntt_equals_cpu_at_every_size") else {
+            return;
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for log_m in (1..=20).chain([22, 24]) {
+            let d = Domain::new(log_m).unwrap();
+            let original: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+            let mut values = original.clone();
+            let (forward, _) = ntt_round_trip(&d, &mut values, 0).unwrap();
+            let mut expected = original.clone();
+            d.fft(&mut expected);
+            assert!(
+                forward == expected,
+                "forward NTT differs from the CPU at 2^{log_m}"
+            );
+            assert!(
+                values == original,
+                "inverse NTT does not restore the input at 2^{log_m}"
+            );
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn h_equals_cpu_at_every_size() {
+        let Some(_gpu) = gpu_or_skip("h_equals_cpu_at_every_size") else {
+            return;
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        for log_m in (1..=20).chain([22]) {
+            let d = Domain::new(log_m).unwrap();
+            for abc in [d.m, d.m / 2 + 1, 1] {
+                let mut vec = |zeros: u32| -> Vec<Fr> {
+                    (0..abc)
+                        .map(|_| {
+                            if rng.next_u32() % 100 < zeros {
+                                Fr::ZERO
+                            } else {
+                                random_fr(&mut rng)
+                            }
+                        })
+                        .collect()
+                };
+                let (a, b, c) = (vec(49), vec(49), vec(80));
+                let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
+                let (gpu, _) = quotient(&d, &a, &b, &c).unwrap();
+                assert!(
+                    gpu == cpu,
+                    "GPU h differs from the CPU at 2^{log_m}, abc_size {abc}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn device_memory_is_flat_over_many_calls() {
+        let Some(_gpu) = gpu_or_skip("device_memory_is_flat_over_many_calls") else {
+            return;
+        };
+        let d = Domain::new(16).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let v: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+        for _ in 0..10 {
+            quotient(&d, &v, &v, &v).unwrap(); // warm-up: twiddles and pools
+        }
+        let before = free_memory(0).unwrap();
+        for _ in 0..2000 {
+            quotient(&d, &v, &v, &v).unwrap();
+        }
+        let after = free_memory(0).unwrap();
+        assert!(
+            after + (1 << 20) >= before,
+            "device memory fell from {before} to {after} bytes over 2000 calls"
+        );
+    }
+}
