@@ -217,3 +217,114 @@ mod with_cuda {
         );
     }
 }
+
+#[cfg(feature = "cuda")]
+mod curves {
+    use super::gpu_or_skip;
+    use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+    use c2prover::gpu::{curve_op, CurveOp, GpuCurve};
+    use std::ops::{Add, Neg};
+
+    /// Operations per routine and curve.
+    const OPS: usize = 1_000_000;
+
+    /// The group operations the check needs from blst's types.
+    trait Point:
+        GpuCurve + PartialEq + std::fmt::Debug + Add<Output = Self> + Neg<Output = Self> + Send + Sync
+    {
+        fn generator() -> Self;
+        fn identity() -> Self;
+        fn double(&self) -> Self;
+        fn mul(&self, k: &Fr) -> Self;
+        fn to_affines(points: &[Self]) -> Vec<Self::Affine>;
+        fn add_affine(&self, q: &Self::Affine) -> Self;
+        fn affine_identity() -> Self::Affine;
+    }
+
+    macro_rules! point {
+        ($p:ident, $a:ident) => {
+            impl Point for $p {
+                fn generator() -> Self {
+                    $p::generator()
+                }
+                fn identity() -> Self {
+                    $p::identity()
+                }
+                fn double(&self) -> Self {
+                    $p::double(self)
+                }
+                fn mul(&self, k: &Fr) -> Self {
+                    $p::mul(self, k)
+                }
+                fn to_affines(points: &[Self]) -> Vec<$a> {
+                    $p::batch_to_affine(points)
+                }
+                fn add_affine(&self, q: &$a) -> Self {
+                    $p::add_affine(self, q)
+                }
+                fn affine_identity() -> $a {
+                    $a::identity()
+                }
+            }
+        };
+    }
+    point!(G1, G1Affine);
+    point!(G2, G2Affine);
+
+    /// n points in Jacobian form with varied Z: a random start plus
+    /// multiples of a random step, with the edge cases at the front.
+    fn points<P: Point>(n: usize, seed: u64) -> Vec<P> {
+        let start = P::generator().mul(&Fr::from_u64(seed * 7919 + 13));
+        let step = P::generator().mul(&Fr::from_u64(seed * 104729 + 7));
+        let mut acc = start;
+        let mut v: Vec<P> = vec![P::identity(), start, start, -start, start.double()];
+        while v.len() < n {
+            acc = acc + step;
+            v.push(acc);
+        }
+        v
+    }
+
+    fn check_curve<P: Point>(name: &str) {
+        let p: Vec<P> = points(OPS, 1);
+        let mut q: Vec<P> = points(OPS, 2);
+        // Edge pairs: O + O, P + P, P + (−P), P + O, O + P.
+        q[0] = P::identity();
+        q[1] = p[1];
+        q[2] = -p[2];
+        q[3] = P::identity();
+        q[4] = p[4];
+        let mut qa = P::to_affines(&q);
+        qa[0] = P::affine_identity();
+
+        let dbl = curve_op(CurveOp::Double, &p, &q, &qa).unwrap();
+        let add = curve_op(CurveOp::Add, &p, &q, &qa).unwrap();
+        let madd = curve_op(CurveOp::AddAffine, &p, &q, &qa).unwrap();
+        let neg = curve_op(CurveOp::Neg, &p, &q, &qa).unwrap();
+        for i in 0..OPS {
+            assert_eq!(dbl[i], p[i].double(), "{name} double at {i}");
+            assert_eq!(add[i], p[i] + q[i], "{name} add at {i}");
+            assert_eq!(madd[i], p[i].add_affine(&qa[i]), "{name} mixed add at {i}");
+            assert_eq!(neg[i], -p[i], "{name} negation at {i}");
+        }
+        assert!(add[2] == P::identity(), "{name}: P + (−P) is infinity");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn g1_arithmetic_equals_blst() {
+        let Some(_gpu) = gpu_or_skip("g1_arithmetic_equals_blst") else {
+            return;
+        };
+        check_curve::<G1>("G1");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn g2_arithmetic_equals_blst() {
+        let Some(_gpu) = gpu_or_skip("g2_arithmetic_equals_blst") else {
+            return;
+        };
+        check_curve::<G2>("G2");
+    }
+}

@@ -96,10 +96,22 @@ struct mont_t {
 
     __device__ mont_t operator-() const { return zero() - *this; }
 
+    // Fr products are inlined (the NTT's inner loop); Fp products are calls,
+    // which keeps the curve kernels (dozens of Fp products per point
+    // addition) small enough to compile quickly for five architectures.
+    __device__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
+        if constexpr (N <= 8)
+            return mul_inline(a, b);
+        else
+            return mul_call(a, b);
+    }
+
+    __device__ static __noinline__ mont_t mul_call(const mont_t& a, const mont_t& b) { return mul_inline(a, b); }
+
     // Montgomery product a·b·R^-1 (CIOS). Each step accumulates a 32x32-bit
     // product with a 64-bit carry: the compiler emits wide multiply-adds
     // with carry chains (IMAD.WIDE / IADD3.X), no branches.
-    __device__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
+    __device__ static __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;

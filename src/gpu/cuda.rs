@@ -43,6 +43,15 @@ extern "C" {
         iterations: c_int,
         median_ms: *mut f32,
     ) -> c_int;
+    fn c2p_cuda_curve_op(
+        device: c_int,
+        curve: c_int,
+        op: c_int,
+        p: *const c_void,
+        q: *const c_void,
+        out: *mut c_void,
+        n: usize,
+    ) -> c_int;
     fn c2p_cuda_microbench(device: c_int, log_m: c_int, results: *mut f32) -> c_int;
     fn c2p_cuda_field_op(
         device: c_int,
@@ -285,5 +294,66 @@ pub fn field_op<const L: usize>(op: FieldOp, a: &[[u64; L]], b: &[[u64; L]]) -> 
         )
     };
     check(status, "GPU field operation")?;
+    Ok(out)
+}
+
+/// Element-wise point operations on GPU 0, for tests against blst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CurveOp {
+    /// out = 2·p
+    Double = 0,
+    /// out = p + q, both Jacobian
+    Add = 1,
+    /// out = p + q, q affine
+    AddAffine = 2,
+    /// out = −p
+    Neg = 3,
+}
+
+/// A group whose points the GPU operates on: G1 or G2.
+pub trait GpuCurve: Copy + Default {
+    type Affine: Copy + Default;
+    const CURVE: c_int;
+}
+
+impl GpuCurve for crate::ffi::blst::G1 {
+    type Affine = crate::ffi::blst::G1Affine;
+    const CURVE: c_int = 1;
+}
+
+impl GpuCurve for crate::ffi::blst::G2 {
+    type Affine = crate::ffi::blst::G2Affine;
+    const CURVE: c_int = 2;
+}
+
+/// out[i] = p[i] op q[i]; `q_affine` is read for `AddAffine`, `q` otherwise.
+pub fn curve_op<P: GpuCurve>(op: CurveOp, p: &[P], q: &[P], q_affine: &[P::Affine]) -> Result<Vec<P>> {
+    let n = p.len();
+    let q_ptr: *const c_void = if op == CurveOp::AddAffine {
+        if q_affine.len() != n {
+            return Err(Error::size_mismatch("p and q differ in length"));
+        }
+        q_affine.as_ptr().cast()
+    } else {
+        if q.len() != n {
+            return Err(Error::size_mismatch("p and q differ in length"));
+        }
+        q.as_ptr().cast()
+    };
+    let mut out = vec![P::default(); n];
+    // SAFETY: p, q (of the kind `op` reads) and out hold n points in blst's
+    // layouts, which the CUDA side shares.
+    let status = unsafe {
+        c2p_cuda_curve_op(
+            0,
+            P::CURVE,
+            op as c_int,
+            p.as_ptr().cast(),
+            q_ptr,
+            out.as_mut_ptr().cast(),
+            n,
+        )
+    };
+    check(status, "GPU curve operation")?;
     Ok(out)
 }
