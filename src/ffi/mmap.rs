@@ -21,10 +21,9 @@ impl MappedFile {
         // the new end raise SIGBUS; parameter files are written once and
         // never modified in place, which is the documented contract.
         let map = unsafe { memmap2::MmapOptions::new().map(file)? };
-        // Start reading the whole file in the background: the decoder's
-        // threads then find most pages resident instead of each waiting on
-        // its own faults, so I/O overlaps decoding. Advice is only a hint.
-        let _ = map.advise(memmap2::Advice::WillNeed);
+        // The loader reads the map front to back from one thread while others
+        // decode: sequential advice lets the kernel read ahead in large steps.
+        let _ = map.advise(memmap2::Advice::Sequential);
         Ok(MappedFile { map: Some(map) })
     }
 }

@@ -17,6 +17,7 @@ use format::{Group, Layout, Section, VK_POINTS};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// How much checking a load does.
@@ -64,8 +65,18 @@ impl Parameters {
             .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;
         let map = MappedFile::open(&file)
             .map_err(|e| Error::io(format!("cannot map parameters file {}", path.display()), e))?;
-        let params = Parameters::decode(&map, options)
-            .map_err(|e| Error::new(e.kind, format!("{}: {}", path.display(), e.message)))?;
+        // One thread reads the file front to back (so the kernel reads ahead
+        // at the disk's rate) while the decoding threads follow behind it:
+        // reading and decoding overlap, and the load takes about as long as
+        // the slower of the two.
+        let done = AtomicBool::new(false);
+        let params = std::thread::scope(|scope| {
+            scope.spawn(|| prefetch(&map, &done));
+            let decoded = Parameters::decode(&map, options);
+            done.store(true, Ordering::Relaxed);
+            decoded
+        })
+        .map_err(|e| Error::new(e.kind, format!("{}: {}", path.display(), e.message)))?;
         log::info!(
             "loaded parameters {} ({} bytes, domain 2^{}, {} inputs, {} aux) in {:.3} s",
             path.display(),
@@ -162,6 +173,20 @@ fn write_count<W: Write>(w: &mut W, count: usize) -> std::io::Result<()> {
     w.write_all(&count.to_be_bytes())
 }
 
+/// Touches one byte per page, front to back, until done or the end: the
+/// page faults bring the file in sequentially.
+fn prefetch(bytes: &[u8], done: &AtomicBool) {
+    const PAGE: usize = 4096;
+    let mut sum = 0u8;
+    for (i, page) in bytes.chunks(PAGE).enumerate() {
+        if i % 1024 == 0 && done.load(Ordering::Relaxed) {
+            break;
+        }
+        sum = sum.wrapping_add(page[0]);
+    }
+    std::hint::black_box(sum);
+}
+
 /// A decodable point type: affine G1 or G2.
 trait CheckedPoint: Copy + Default + Send + Sync {
     fn in_subgroup(&self) -> bool;
@@ -218,10 +243,10 @@ fn decode_vk_head(bytes: &[u8], options: &LoadOptions) -> Result<VkHead> {
     Ok((g1s[0], g1s[1], g2s[0], g2s[1], g1s[2], g2s[2]))
 }
 
-/// Points decoded per parallel task: large enough to amortise scheduling,
-/// small enough to balance 16+ threads on the smallest sections.
-const DECODE_CHUNK: usize = 1 << 14;
-
+/// Decodes one section in parallel, straight into its vector: each point is
+/// written once, by the thread that decodes it (no zero-filling pass, and
+/// the output's pages are first touched in parallel). The first bad point
+/// (lowest index) is reported.
 fn decode_section<P: CheckedPoint>(
     bytes: &[u8],
     section: &Section,
@@ -230,22 +255,32 @@ fn decode_section<P: CheckedPoint>(
 ) -> Result<Vec<P>> {
     let size = section.group.point_bytes();
     let raw = &bytes[section.offset..section.end()];
-    let mut out = vec![P::default(); section.count];
-    out.par_chunks_mut(DECODE_CHUNK)
-        .zip(raw.par_chunks(DECODE_CHUNK * size))
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let check = |enc: &[u8]| -> Result<P, PointError> {
+        let p = parse(enc)?;
+        if options.check_subgroup && !p.in_subgroup() {
+            return Err(PointError::NotInSubgroup);
+        }
+        Ok(p)
+    };
+    let mut out = Vec::new();
+    raw.par_chunks_exact(size)
         .enumerate()
-        .try_for_each(|(chunk, (points, encoded))| {
-            for (i, (p, enc)) in points.iter_mut().zip(encoded.chunks_exact(size)).enumerate() {
-                let index = chunk * DECODE_CHUNK + i;
-                let fail = |e| point_error(section.name, index, section.point_offset(index), e);
-                *p = parse(enc).map_err(fail)?;
-                if options.check_subgroup && !p.in_subgroup() {
-                    return Err(fail(PointError::NotInSubgroup));
-                }
-            }
-            Ok(())
-        })?;
-    Ok(out)
+        .map(|(i, enc)| {
+            check(enc).unwrap_or_else(|_| {
+                first_bad.fetch_min(i, Ordering::Relaxed);
+                P::default()
+            })
+        })
+        .collect_into_vec(&mut out);
+    match first_bad.into_inner() {
+        usize::MAX => Ok(out),
+        i => {
+            let enc = &raw[i * size..(i + 1) * size];
+            let err = check(enc).err().unwrap_or(PointError::BadEncoding);
+            Err(point_error(section.name, i, section.point_offset(i), err))
+        }
+    }
 }
 
 /// A stable identity for a parameters file: its canonical path, length and
