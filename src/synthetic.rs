@@ -108,7 +108,7 @@ impl Circuit {
         let mut fields: Vec<Var> = Vec::new();
         let mut pending_pack: Vec<Var> = Vec::new();
         for i in 0..n_public {
-            let x = random_fr(&mut values);
+            let x = Fr::random(&mut values);
             cs.inputs.push(x);
             let copy = cs.alloc(x);
             // x_i · 1 = copy
@@ -157,7 +157,7 @@ impl Circuit {
                 // A full field product t = (u + k)·v.
                 let u = fields[rng.next_u32() as usize % fields.len()];
                 let v = fields[rng.next_u32() as usize % fields.len()];
-                let k = random_fr(&mut rng);
+                let k = Fr::random(&mut rng);
                 let t = cs.alloc((cs.value(u) + k) * cs.value(v));
                 cs.enforce(&[(u, one), (Var::Input(0), k)], &[(v, one)], &[(t, one)]);
                 fields.push(t);
@@ -225,7 +225,7 @@ impl Circuit {
     /// A Groth16 setup for this circuit from toxic waste drawn from `seed`.
     pub fn setup(&self, seed: u64) -> Parameters {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let [tau, alpha, beta, gamma, delta] = [(); 5].map(|_| random_fr(&mut rng));
+        let [tau, alpha, beta, gamma, delta] = [(); 5].map(|_| Fr::random(&mut rng));
         let log_m = self.num_constraints().next_power_of_two().trailing_zeros().max(1);
         let domain = Domain::new(log_m).expect("domain within two-adicity");
         let lagrange = lagrange_at(&domain, tau);
@@ -304,12 +304,6 @@ impl Circuit {
             b_g2: g2.mul_many(&b),
         }
     }
-}
-
-fn random_fr(rng: &mut ChaCha8Rng) -> Fr {
-    let mut bytes = [0u8; 64];
-    rng.fill_bytes(&mut bytes);
-    Fr::from_uniform_bytes(&bytes)
 }
 
 fn pack_bits(bits: &[bool]) -> Vec<u64> {
@@ -429,7 +423,7 @@ mod tests {
         let table = FixedBase::<G1>::new(G1::generator());
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for _ in 0..20 {
-            let k = random_fr(&mut rng);
+            let k = Fr::random(&mut rng);
             assert_eq!(table.mul(&k), G1::generator().mul(&k));
         }
         assert!(table.mul(&Fr::ZERO).is_identity());

@@ -39,11 +39,6 @@ mod with_cuda {
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
 
-    fn random_fr(rng: &mut ChaCha8Rng) -> Fr {
-        let mut bytes = [0u8; 64];
-        rng.fill_bytes(&mut bytes);
-        Fr::from_uniform_bytes(&bytes)
-    }
     use c2prover::gpu::{field_op, free_memory, ntt_round_trip, quotient, FieldOp};
 
     const OPS: usize = 1 << 20;
@@ -52,7 +47,7 @@ mod with_cuda {
     fn fr_inputs(n: usize, seed: u64) -> Vec<Fr> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut v = vec![Fr::ZERO, Fr::ONE, -Fr::ONE, -Fr::ONE, Fr::ZERO];
-        v.extend((v.len()..n).map(|_| random_fr(&mut rng)));
+        v.extend((v.len()..n).map(|_| Fr::random(&mut rng)));
         v
     }
 
@@ -146,7 +141,7 @@ mod with_cuda {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         for log_m in (1..=20).chain([22, 24]) {
             let d = Domain::new(log_m).unwrap();
-            let original: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+            let original: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
             let mut values = original.clone();
             let (forward, _) = ntt_round_trip(&d, &mut values, 0).unwrap();
             let mut expected = original.clone();
@@ -178,7 +173,7 @@ mod with_cuda {
                             if rng.next_u32() % 100 < zeros {
                                 Fr::ZERO
                             } else {
-                                random_fr(&mut rng)
+                                Fr::random(&mut rng)
                             }
                         })
                         .collect()
@@ -202,7 +197,7 @@ mod with_cuda {
         };
         let d = Domain::new(16).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let v: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+        let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
         for _ in 0..10 {
             quotient(&d, &v, &v, &v).unwrap(); // warm-up: twiddles and pools
         }

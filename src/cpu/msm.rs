@@ -165,12 +165,6 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
 
-    fn random_fr(rng: &mut ChaCha8Rng) -> Fr {
-        let mut bytes = [0u8; 64];
-        rng.fill_bytes(&mut bytes);
-        Fr::from_uniform_bytes(&bytes)
-    }
-
     /// Points k·G for k = 1..=n, and a witness mixing 0, 1 and random values.
     fn fixture(n: usize, seed: u64) -> (Vec<G1Affine>, Vec<Fr>) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -186,7 +180,7 @@ mod tests {
             .map(|_| match rng.next_u32() % 3 {
                 0 => Fr::ZERO,
                 1 => Fr::ONE,
-                _ => random_fr(&mut rng),
+                _ => Fr::random(&mut rng),
             })
             .collect();
         (G1::batch_to_affine(&proj), scalars)
@@ -242,7 +236,7 @@ mod tests {
             .collect();
         let points = G2::batch_to_affine(&proj);
         let scalars: Vec<Fr> = (0..200)
-            .map(|i| if i % 2 == 0 { Fr::ONE } else { random_fr(&mut rng) })
+            .map(|i| if i % 2 == 0 { Fr::ONE } else { Fr::random(&mut rng) })
             .collect();
         let expected = points
             .iter()

@@ -213,13 +213,7 @@ fn bit_reverse_permute(values: &mut [Fr]) {
 mod tests {
     use super::*;
     use rand_chacha::ChaCha8Rng;
-    use rand_core::{RngCore, SeedableRng};
-
-    fn random_fr(rng: &mut ChaCha8Rng) -> Fr {
-        let mut bytes = [0u8; 64];
-        rng.fill_bytes(&mut bytes);
-        Fr::from_uniform_bytes(&bytes)
-    }
+    use rand_core::SeedableRng;
 
     /// Evaluation by Horner's rule, the definition the transform must match.
     fn evaluate(coeffs: &[Fr], x: Fr) -> Fr {
@@ -242,7 +236,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         for log_m in [0, 1, 2, 3, 5, 8] {
             let d = Domain::new(log_m).unwrap();
-            let coeffs: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+            let coeffs: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
             let mut evals = coeffs.clone();
             d.fft(&mut evals);
             for (i, e) in evals.iter().enumerate() {
@@ -267,7 +261,7 @@ mod tests {
         // Sizes on both sides of the block boundary of the parallel stages.
         for log_m in [1, 4, 11, 12, 13, 15, 17] {
             let d = Domain::new(log_m).unwrap();
-            let original: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+            let original: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
             let mut v = original.clone();
             d.fft(&mut v);
             d.ifft(&mut v);
@@ -283,7 +277,7 @@ mod tests {
     fn large_fft_agrees_with_naive_at_sampled_points() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let d = Domain::new(14).unwrap();
-        let coeffs: Vec<Fr> = (0..d.m).map(|_| random_fr(&mut rng)).collect();
+        let coeffs: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
         let mut evals = coeffs.clone();
         d.fft(&mut evals);
         for i in [0usize, 1, 4095, 4096, 8191, 12345, d.m - 1] {

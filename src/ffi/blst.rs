@@ -56,6 +56,13 @@ impl Fr {
         Fr(out)
     }
 
+    /// A uniformly random element (64 random bytes reduced mod r).
+    pub fn random<R: rand_core::RngCore + ?Sized>(rng: &mut R) -> Fr {
+        let mut bytes = [0u8; 64];
+        rng.fill_bytes(&mut bytes);
+        Fr::from_uniform_bytes(&bytes)
+    }
+
     /// Montgomery limbs as 32 little-endian bytes (the wire form of the witness).
     pub fn to_mont_bytes(&self) -> [u8; 32] {
         let mut out = [0u8; 32];

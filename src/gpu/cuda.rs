@@ -116,6 +116,29 @@ static DEVICES: Lazy<Vec<Device>> = Lazy::new(|| match discover() {
     }
 });
 
+/// Name, free and total memory, and compute capability of a device.
+fn device_info(device: c_int) -> Result<(String, usize, usize, (i32, i32))> {
+    let mut name = [0u8; 256];
+    let (mut free, mut total, mut major, mut minor) = (0usize, 0usize, 0, 0);
+    // SAFETY: every output is a valid location; `name` has the stated length.
+    let status = unsafe {
+        c2p_cuda_device_info(
+            device,
+            name.as_mut_ptr().cast(),
+            name.len(),
+            &mut free,
+            &mut total,
+            &mut major,
+            &mut minor,
+        )
+    };
+    check(status, "querying a CUDA device")?;
+    let name = CStr::from_bytes_until_nul(&name)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok((name, free, total, (major, minor)))
+}
+
 fn discover() -> Result<Vec<Device>> {
     let mut count: c_int = 0;
     // SAFETY: `count` is a valid output location.
@@ -125,29 +148,12 @@ fn discover() -> Result<Vec<Device>> {
     )?;
     (0..count)
         .map(|i| {
-            let mut name = [0u8; 256];
-            let (mut free, mut total, mut major, mut minor) = (0usize, 0usize, 0, 0);
-            // SAFETY: every output is a valid location; `name` has the stated length.
-            let status = unsafe {
-                c2p_cuda_device_info(
-                    i,
-                    name.as_mut_ptr().cast(),
-                    name.len(),
-                    &mut free,
-                    &mut total,
-                    &mut major,
-                    &mut minor,
-                )
-            };
-            check(status, "querying a CUDA device")?;
-            let name = CStr::from_bytes_until_nul(&name)
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let (name, _, total_bytes, compute_capability) = device_info(i)?;
             Ok(Device {
                 index: i as usize,
                 name,
-                total_bytes: total,
-                compute_capability: (major, minor),
+                total_bytes,
+                compute_capability,
             })
         })
         .collect()
@@ -155,22 +161,7 @@ fn discover() -> Result<Vec<Device>> {
 
 /// Free memory on GPU `device` now, in bytes.
 pub fn free_memory(device: usize) -> Result<usize> {
-    let mut name = [0u8; 256];
-    let (mut free, mut total, mut major, mut minor) = (0usize, 0usize, 0, 0);
-    // SAFETY: every output is a valid location; `name` has the stated length.
-    let status = unsafe {
-        c2p_cuda_device_info(
-            device as c_int,
-            name.as_mut_ptr().cast(),
-            name.len(),
-            &mut free,
-            &mut total,
-            &mut major,
-            &mut minor,
-        )
-    };
-    check(status, "querying GPU memory")?;
-    Ok(free)
+    Ok(device_info(device as c_int)?.1)
 }
 
 /// The CUDA devices of this machine (empty without a driver or device).

@@ -54,6 +54,17 @@ impl<T> Registry<T> {
         entries.get(&token).map(f).ok_or_else(|| self.unknown(token))
     }
 
+    /// Drops an entry for a `_free`/`destroy` function: NULL (0) and
+    /// unknown tokens are ignored (and logged), panics are contained.
+    pub fn free(&self, token: u64, caller: &str) {
+        if token == 0 {
+            return;
+        }
+        if let Err(e) = super::catch(|| self.remove(token).map(drop)) {
+            log::warn!("{caller}: {}", e.message);
+        }
+    }
+
     fn unknown(&self, token: u64) -> Error {
         Error::new(
             ErrorKind::BadState,

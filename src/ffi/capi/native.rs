@@ -226,12 +226,7 @@ fn path_from_c(path: &CStr) -> std::ffi::OsString {
 /// them alive until they end. Thread-safe.
 #[no_mangle]
 pub extern "C" fn c2p_params_free(params: *mut c2p_params) {
-    if params.is_null() {
-        return;
-    }
-    if let Err(e) = catch(|| PARAMS.remove(token(params)).map(drop)) {
-        log::warn!("c2p_params_free: {}", e.message);
-    }
+    PARAMS.free(token(params), "c2p_params_free");
 }
 
 /// Describes loaded parameters into `*out`. Thread-safe.
@@ -501,12 +496,7 @@ pub extern "C" fn c2p_prove_finish(job: *mut c2p_job, proofs: *mut u8, proofs_le
 /// are ignored. Thread-safe.
 #[no_mangle]
 pub extern "C" fn c2p_job_free(job: *mut c2p_job) {
-    if job.is_null() {
-        return;
-    }
-    if let Err(e) = catch(|| JOBS.remove(token(job)).map(drop)) {
-        log::warn!("c2p_job_free: {}", e.message);
-    }
+    JOBS.free(token(job), "c2p_job_free");
 }
 
 /// `c2p_prove_start` then `c2p_prove_finish`: proves and writes

@@ -105,10 +105,15 @@ static SRS: Registry<Srs> = Registry::new("SRS");
 static PENDING: Registry<Job> = Registry::new("pending proof");
 static GPU_MUTEXES: Registry<()> = Registry::new("gpu mutex");
 
-fn srs_params(srs: *const c2p_supraseal_srs) -> Result<Arc<Parameters>, Error> {
+/// The handle in the caller's SRS word (checked non-NULL first).
+fn srs_word(srs: *const c2p_supraseal_srs) -> Result<*mut c_void, Error> {
     non_null(srs, "srs")?;
     // SAFETY: non-NULL, points to the caller's SRS word.
-    let word = unsafe { (*srs).ptr };
+    Ok(unsafe { (*srs).ptr })
+}
+
+fn srs_params(srs: *const c2p_supraseal_srs) -> Result<Arc<Parameters>, Error> {
+    let word = srs_word(srs)?;
     non_null(word, "srs->ptr")?;
     SRS.with(token(word), |s| s.params.clone())
 }
@@ -142,10 +147,7 @@ pub extern "C" fn create_SRS(
 #[no_mangle]
 pub extern "C" fn evict_SRS(srs: *const c2p_supraseal_srs) {
     let _ = catch(|| {
-        non_null(srs, "srs")?;
-        // SAFETY: non-NULL, points to the caller's SRS word.
-        let word = unsafe { (*srs).ptr };
-        let path = SRS.with(token(word), |s| s.path.clone())?;
+        let path = SRS.with(token(srs_word(srs)?), |s| s.path.clone())?;
         evict_cached(&path);
         Ok(())
     });
@@ -156,13 +158,9 @@ pub extern "C" fn evict_SRS(srs: *const c2p_supraseal_srs) {
 #[no_mangle]
 pub extern "C" fn drop_SRS(srs: *mut c2p_supraseal_srs) {
     let _ = catch(|| {
-        non_null(srs, "srs")?;
-        // SAFETY: non-NULL, points to the caller's SRS word.
-        let word = unsafe { (*srs).ptr };
-        if !word.is_null() {
-            let _ = SRS.remove(token(word));
-        }
-        // SAFETY: as above; the word is cleared so a second drop is a no-op.
+        SRS.free(token(srs_word(srs)?), "drop_SRS");
+        // SAFETY: non-NULL (checked by srs_word); the word is cleared so a
+        // second drop is a no-op.
         unsafe { (*srs).ptr = std::ptr::null_mut() };
         Ok(())
     });
@@ -172,10 +170,7 @@ pub extern "C" fn drop_SRS(srs: *mut c2p_supraseal_srs) {
 #[no_mangle]
 pub extern "C" fn clone_SRS(srs: *const c2p_supraseal_srs) -> c2p_supraseal_srs {
     catch(|| {
-        non_null(srs, "srs")?;
-        // SAFETY: non-NULL, points to the caller's SRS word.
-        let word = unsafe { (*srs).ptr };
-        let copy = SRS.with(token(word), |s| Srs {
+        let copy = SRS.with(token(srs_word(srs)?), |s| Srs {
             params: s.params.clone(),
             path: s.path.clone(),
         })?;
@@ -300,9 +295,7 @@ pub extern "C" fn finalize_groth16_proof_c(
 /// Abandons a pending proof (NULL and unknown handles are ignored).
 #[no_mangle]
 pub extern "C" fn destroy_pending_proof(pending: *mut c_void) {
-    if !pending.is_null() {
-        let _ = catch(|| PENDING.remove(token(pending)).map(drop));
-    }
+    PENDING.free(token(pending), "destroy_pending_proof");
 }
 
 /// Frees the `message` of a `c2p_supraseal_error` (the same as `free()`,
@@ -325,7 +318,5 @@ pub extern "C" fn create_gpu_mutex() -> *mut c_void {
 /// Releases a handle from `create_gpu_mutex` (NULL and unknown are ignored).
 #[no_mangle]
 pub extern "C" fn destroy_gpu_mutex(mtx: *mut c_void) {
-    if !mtx.is_null() {
-        let _ = catch(|| GPU_MUTEXES.remove(token(mtx)).map(drop));
-    }
+    GPU_MUTEXES.free(token(mtx), "destroy_gpu_mutex");
 }
