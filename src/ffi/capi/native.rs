@@ -191,12 +191,7 @@ pub extern "C" fn c2p_params_load(
         non_null(out, "out")?;
         // SAFETY: non-NULL and, per the contract, NUL-terminated.
         let path = PathBuf::from(path_from_c(unsafe { CStr::from_ptr(path) }));
-        let opts = if opts.is_null() {
-            c2p_params_options::default()
-        } else {
-            // SAFETY: non-NULL, points to a caller-owned options struct.
-            unsafe { *opts }
-        };
+        let opts = options_or_default(opts);
         let options = LoadOptions {
             check_subgroup: opts.check_subgroup,
         };
@@ -208,6 +203,16 @@ pub extern "C" fn c2p_params_load(
         write_out(out, handle(PARAMS.insert(params)));
         Ok(())
     })
+}
+
+/// The caller's options, or the defaults when `opts` is NULL.
+fn options_or_default<T: Copy + Default>(opts: *const T) -> T {
+    if opts.is_null() {
+        T::default()
+    } else {
+        // SAFETY: non-NULL, points to a caller-owned options struct.
+        unsafe { *opts }
+    }
 }
 
 #[cfg(unix)]
@@ -389,12 +394,7 @@ fn start(
     opts: *const c2p_prove_options,
 ) -> Result<Job, Error> {
     let params = params_of(params)?;
-    let opts = if opts.is_null() {
-        c2p_prove_options::default()
-    } else {
-        // SAFETY: non-NULL, points to a caller-owned options struct.
-        unsafe { *opts }
-    };
+    let opts = options_or_default(opts);
     let assignments = borrow_assignments(circuits, n_circuits)?;
     let (r, s) = r_and_s(r, s, n_circuits, opts.canonical_scalars)?;
     if opts.canonical_scalars {
