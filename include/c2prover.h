@@ -228,8 +228,14 @@ int32_t c2p_params_info(const struct c2p_params *params, struct c2p_params_info 
 // `*out` is untouched and nothing is left running. Thread-safe; many jobs
 // may run on one parameters handle at once.
 //
+// Witness values in Montgomery form are not range-checked (that would cost
+// a pass over gigabytes per PoRep partition): a value not below the
+// modulus gives an invalid proof, never a crash. r, s and, with
+// `canonical_scalars`, the witness values are checked.
+//
 // Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_INVALID_ARGUMENT (zero
-// circuits, r without s, scalars not below the modulus), C2P_ERR_SIZE_MISMATCH
+// circuits, r without s, r, s or canonical scalars not below the modulus),
+// C2P_ERR_SIZE_MISMATCH
 // (witness against parameters, bit lengths, popcounts, abc_size above the
 // domain), C2P_ERR_BAD_STATE (unknown parameters handle),
 // C2P_ERR_OUT_OF_MEMORY, C2P_ERR_PANIC.

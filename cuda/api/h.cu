@@ -196,7 +196,8 @@ cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, co
 
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
                      const c2p_h_consts& k, fr_t* h_out, c2p_h_timing* timing) {
-    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m >= MAX_LOG_M) return cudaErrorInvalidValue;
+    // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
+    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28) return cudaErrorInvalidValue;
     const uint64_t m = 1ull << log_m;
     if (abc_size > m) return cudaErrorInvalidValue;
     C2P_CUDA_OK(cudaSetDevice(device));

@@ -178,6 +178,15 @@ pub fn device_count() -> usize {
     DEVICES.len()
 }
 
+/// Largest domain the GPU H step handles (its coset power tables cover
+/// exponents below 2^28); larger domains are proved on the CPU.
+pub const MAX_LOG_M: u32 = 28;
+
+/// Whether the GPU H step handles a domain of 2^log_m.
+pub fn handles_domain(log_m: u32) -> bool {
+    log_m <= MAX_LOG_M
+}
+
 /// The H step on GPU 0: the m − 1 coefficients of h, exactly the CPU's.
 /// Device memory: 3 × 32 × m bytes during the call, plus the twiddle table
 /// (16 × m bytes) kept per device and domain size.
@@ -188,8 +197,24 @@ pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Vec<Fr
             "a, b, c must have one length, at most the domain size",
         ));
     }
+    if domain.log_m > MAX_LOG_M {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "the GPU H step handles domains up to 2^{MAX_LOG_M}, not 2^{}",
+                domain.log_m
+            ),
+        ));
+    }
     let consts = HConstants::of(domain);
-    let mut h = vec![Fr::ZERO; domain.m - 1];
+    let mut h = Vec::new();
+    h.try_reserve_exact(domain.m - 1).map_err(|e| {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!("cannot hold h ({} elements): {e}", domain.m - 1),
+        )
+    })?;
+    h.resize(domain.m - 1, Fr::ZERO);
     let mut timing = HTiming::default();
     // SAFETY: a, b, c hold n elements each; h has room for m − 1; the
     // constants and timing are valid for the call.

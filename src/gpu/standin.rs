@@ -7,6 +7,11 @@ use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::Fr;
 
+/// Whether the GPU H step handles a domain of 2^log_m (never, here).
+pub fn handles_domain(_log_m: u32) -> bool {
+    false
+}
+
 /// Whether proving runs on a GPU: never, in a build without `cuda`.
 pub fn available() -> bool {
     false

@@ -264,6 +264,15 @@ fn decode_section<P: CheckedPoint>(
         Ok(p)
     };
     let mut out = Vec::new();
+    out.try_reserve_exact(section.count).map_err(|e| {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "section `{}`: cannot hold {} points: {e}",
+                section.name, section.count
+            ),
+        )
+    })?;
     raw.par_chunks_exact(size)
         .enumerate()
         .map(|(i, enc)| {

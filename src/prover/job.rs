@@ -38,7 +38,7 @@ impl Job {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     prove_cancellable(&params, &assignments, &r, &s, &flag)
                 }))
-                .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&panic))));
+                .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
                 // The receiver is gone when the job was abandoned: nothing to do.
                 let _ = send.send(outcome);
             })

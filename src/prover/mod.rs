@@ -109,7 +109,7 @@ fn prove_one(
 ) -> Result<Proof> {
     check_cancelled(cancelled)?;
     let started = Instant::now();
-    let h = if gpu::available() {
+    let h = if gpu::available() && gpu::handles_domain(domain.log_m) {
         let (h, t) = gpu::quotient(domain, w.a, w.b, w.c)?;
         log::debug!(
             "circuit {index}: GPU H: upload {:.1} ms, compute {:.1} ms, download {:.1} ms",

@@ -123,28 +123,32 @@ pub(crate) fn c_string(message: &str) -> CString {
 }
 
 fn set_last_error(message: &str) {
-    LAST_ERROR.with(|slot| *slot.borrow_mut() = Some(c_string(message)));
+    // try_with: during thread teardown the slot may be gone; the message is
+    // then dropped rather than panicking outside the boundary.
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = Some(c_string(message)));
 }
 
 /// Copies the last error into `buf`; see `c2p_last_error`.
 pub(crate) fn copy_last_error(buf: *mut u8, buf_len: usize) -> usize {
-    LAST_ERROR.with(|slot| {
-        let slot = slot.borrow();
-        let Some(message) = slot.as_ref() else {
+    LAST_ERROR
+        .try_with(|slot| {
+            let slot = slot.borrow();
+            let Some(message) = slot.as_ref() else {
+                if !buf.is_null() && buf_len > 0 {
+                    write_bytes(buf, &[0]);
+                }
+                return 0;
+            };
+            let bytes = message.as_bytes();
             if !buf.is_null() && buf_len > 0 {
-                write_bytes(buf, &[0]);
+                let n = bytes.len().min(buf_len - 1);
+                let mut out = bytes[..n].to_vec();
+                out.push(0);
+                write_bytes(buf, &out);
             }
-            return 0;
-        };
-        let bytes = message.as_bytes();
-        if !buf.is_null() && buf_len > 0 {
-            let n = bytes.len().min(buf_len - 1);
-            let mut out = bytes[..n].to_vec();
-            out.push(0);
-            write_bytes(buf, &out);
-        }
-        bytes.len()
-    })
+            bytes.len()
+        })
+        .unwrap_or(0)
 }
 
 fn write_bytes(dst: *mut u8, src: &[u8]) {
@@ -217,9 +221,11 @@ pub fn string_from_c(p: *const std::ffi::c_char) -> Option<String> {
     )
 }
 
-/// Writes `value` to a caller's output pointer (checked non-NULL first).
+/// Writes `value` to a caller's output pointer (checked non-NULL first),
+/// aligned or not.
 pub(crate) fn write_out<T>(out: *mut T, value: T) {
     // SAFETY: `out` was checked non-NULL by the caller of this helper and
-    // points to writable memory for one `T` per the function's contract.
-    unsafe { out.write(value) };
+    // points to writable memory for one `T` per the function's contract;
+    // an unaligned write accepts any address.
+    unsafe { out.write_unaligned(value) };
 }

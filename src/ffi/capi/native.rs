@@ -210,19 +210,20 @@ fn options_or_default<T: Copy + Default>(opts: *const T) -> T {
     if opts.is_null() {
         T::default()
     } else {
-        // SAFETY: non-NULL, points to a caller-owned options struct.
-        unsafe { *opts }
+        // SAFETY: non-NULL, points to a caller-owned options struct (read
+        // unaligned: any address is accepted).
+        unsafe { opts.read_unaligned() }
     }
 }
 
 #[cfg(unix)]
-fn path_from_c(path: &CStr) -> std::ffi::OsString {
+pub(crate) fn path_from_c(path: &CStr) -> std::ffi::OsString {
     use std::os::unix::ffi::OsStrExt;
     std::ffi::OsStr::from_bytes(path.to_bytes()).to_owned()
 }
 
 #[cfg(not(unix))]
-fn path_from_c(path: &CStr) -> std::ffi::OsString {
+pub(crate) fn path_from_c(path: &CStr) -> std::ffi::OsString {
     path.to_string_lossy().into_owned().into()
 }
 
@@ -364,25 +365,45 @@ fn r_and_s(r: *const u8, s: *const u8, n: usize, canonical: bool) -> Result<(Vec
 
 /// An owned copy of a borrowed assignment, converting canonical scalars to
 /// Montgomery form when asked.
-pub(crate) fn own(a: &Assignment, canonical: bool) -> Witness {
-    let copy = |v: &[Fr]| {
+pub(crate) fn own(a: &Assignment, canonical: bool) -> Result<Witness, Error> {
+    let copy = |v: &[Fr]| -> Result<Vec<Fr>, Error> {
+        let mut out = try_with_capacity(v.len())?;
         if canonical {
-            v.iter().map(Fr::from_canonical_limbs).collect()
+            out.extend(v.iter().map(Fr::from_canonical_limbs));
         } else {
-            v.to_vec()
+            out.extend_from_slice(v);
         }
+        Ok(out)
     };
-    let words = |d: &Density| d.words[..d.bit_len.div_ceil(64)].to_vec();
-    Witness {
-        a_aux_density: words(&a.a_aux_density),
-        b_inp_density: words(&a.b_inp_density),
-        b_aux_density: words(&a.b_aux_density),
-        a: copy(a.a),
-        b: copy(a.b),
-        c: copy(a.c),
-        inputs: copy(a.inputs),
-        aux: copy(a.aux),
-    }
+    let words = |d: &Density| -> Result<Vec<u64>, Error> {
+        let src = &d.words[..d.bit_len.div_ceil(64)];
+        let mut out = try_with_capacity(src.len())?;
+        out.extend_from_slice(src);
+        Ok(out)
+    };
+    Ok(Witness {
+        a_aux_density: words(&a.a_aux_density)?,
+        b_inp_density: words(&a.b_inp_density)?,
+        b_aux_density: words(&a.b_aux_density)?,
+        a: copy(a.a)?,
+        b: copy(a.b)?,
+        c: copy(a.c)?,
+        inputs: copy(a.inputs)?,
+        aux: copy(a.aux)?,
+    })
+}
+
+/// An empty vector with room for `n` elements, or `OutOfMemory` (instead of
+/// the abort a failed allocation would be).
+fn try_with_capacity<T>(n: usize) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        Error::new(
+            crate::error::ErrorKind::OutOfMemory,
+            format!("cannot copy the witness ({n} elements): {e}"),
+        )
+    })?;
+    Ok(v)
 }
 
 fn start(
@@ -419,7 +440,7 @@ fn start(
     let witnesses = assignments
         .iter()
         .map(|a| own(a, opts.canonical_scalars))
-        .collect();
+        .collect::<Result<Vec<_>, _>>()?;
     Job::start(params, witnesses, r, s)
 }
 
@@ -435,8 +456,14 @@ fn start(
 /// `*out` is untouched and nothing is left running. Thread-safe; many jobs
 /// may run on one parameters handle at once.
 ///
+/// Witness values in Montgomery form are not range-checked (that would cost
+/// a pass over gigabytes per PoRep partition): a value not below the
+/// modulus gives an invalid proof, never a crash. r, s and, with
+/// `canonical_scalars`, the witness values are checked.
+///
 /// Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_INVALID_ARGUMENT (zero
-/// circuits, r without s, scalars not below the modulus), C2P_ERR_SIZE_MISMATCH
+/// circuits, r without s, r, s or canonical scalars not below the modulus),
+/// C2P_ERR_SIZE_MISMATCH
 /// (witness against parameters, bit lengths, popcounts, abc_size above the
 /// domain), C2P_ERR_BAD_STATE (unknown parameters handle),
 /// C2P_ERR_OUT_OF_MEMORY, C2P_ERR_PANIC.

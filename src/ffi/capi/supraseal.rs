@@ -14,7 +14,7 @@
 //! c2prover needs no process-wide lock.
 
 use super::handles::Registry;
-use super::native::{borrow_assignments, c2p_assignment, c2p_fr, handle, own, token};
+use super::native::{borrow_assignments, c2p_assignment, c2p_fr, handle, own, path_from_c, token};
 use super::{catch, non_null, slice, write_out};
 use crate::error::{Error, ErrorKind};
 use crate::ffi::blst::Fr;
@@ -109,7 +109,7 @@ static GPU_MUTEXES: Registry<()> = Registry::new("gpu mutex");
 fn srs_word(srs: *const c2p_supraseal_srs) -> Result<*mut c_void, Error> {
     non_null(srs, "srs")?;
     // SAFETY: non-NULL, points to the caller's SRS word.
-    Ok(unsafe { (*srs).ptr })
+    Ok(unsafe { std::ptr::addr_of!((*srs).ptr).read_unaligned() })
 }
 
 fn srs_params(srs: *const c2p_supraseal_srs) -> Result<Arc<Parameters>, Error> {
@@ -130,7 +130,7 @@ pub extern "C" fn create_SRS(
         non_null(ret, "ret")?;
         non_null(path, "path")?;
         // SAFETY: non-NULL and, per the contract, NUL-terminated.
-        let path = PathBuf::from(unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned());
+        let path = PathBuf::from(path_from_c(unsafe { CStr::from_ptr(path) }));
         let options = LoadOptions::default();
         let params = if cache {
             load_cached(&path, &options)?
@@ -161,7 +161,7 @@ pub extern "C" fn drop_SRS(srs: *mut c2p_supraseal_srs) {
         SRS.free(token(srs_word(srs)?), "drop_SRS");
         // SAFETY: non-NULL (checked by srs_word); the word is cleared so a
         // second drop is a no-op.
-        unsafe { (*srs).ptr = std::ptr::null_mut() };
+        unsafe { std::ptr::addr_of_mut!((*srs).ptr).write_unaligned(std::ptr::null_mut()) };
         Ok(())
     });
 }
@@ -206,7 +206,10 @@ fn start(
     let r = montgomery(r_s, n, "r_s")?;
     let s = montgomery(s_s, n, "s_s")?;
     check_call(&params, &assignments, &r, &s)?;
-    let witnesses = assignments.iter().map(|a| own(a, false)).collect();
+    let witnesses = assignments
+        .iter()
+        .map(|a| own(a, false))
+        .collect::<Result<Vec<_>, _>>()?;
     Job::start(params, witnesses, r, s)
 }
 
