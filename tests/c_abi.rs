@@ -284,7 +284,7 @@ fn random_r_s_and_canonical_scalars() {
     // The same witness, r and s in canonical form give the Montgomery result.
     let canon = |v: &[Fr]| -> Vec<Fr> {
         v.iter()
-            .map(|x| Fr::from_mont_bytes(&limbs_to_bytes(&x.to_scalar_bytes())).unwrap())
+            .map(|x| Fr::from_mont_bytes(&x.to_scalar_bytes()).unwrap())
             .collect()
     };
     let w = &f.witnesses[0];
@@ -316,11 +316,6 @@ fn random_r_s_and_canonical_scalars() {
     assert_eq!(status, C2P_OK, "{}", last_error());
     assert_eq!(proof.to_vec(), expected(std::slice::from_ref(w), &r_fr, &s_fr));
     c2p_params_free(params);
-}
-
-/// Canonical bytes reinterpreted as limbs (the identity on bytes).
-fn limbs_to_bytes(b: &[u8; 32]) -> [u8; 32] {
-    *b
 }
 
 #[test]

@@ -1,37 +1,27 @@
 //! The CUDA backend against the CPU: field arithmetic against blst on a
-//! million random operations per routine plus edge cases, NTTs and the H
-//! step at many sizes, and device memory flat over many calls. These need a
-//! GPU, so they are marked ignored (the test summary counts them as such);
-//! the GPU machine runs them with `--include-ignored`, and a test run there
-//! without a device prints SKIPPED instead of passing silently.
+//! million random operations per routine plus edge cases, G1/G2 point
+//! arithmetic on a million points, NTTs and the H step at many sizes, and
+//! device memory flat over many calls. They exist with the `cuda` feature
+//! and need a GPU, so they are marked ignored (the test summary counts them
+//! as such); the GPU machine runs them with `--include-ignored`, and run that
+//! way without a device they fail instead of passing silently.
+
+#![cfg(feature = "cuda")]
 
 /// GPU tests run one at a time: the memory test reads the device's free
 /// memory, which another test's allocations (and its cached twiddle tables)
 /// would move.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Whether GPU tests can run here (holding the GPU lock); prints why not.
-fn gpu_or_skip(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
-    if cfg!(feature = "cuda") && c2prover::gpu::available() {
-        return Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
-    }
-    let why = if cfg!(feature = "cuda") {
-        "no CUDA device"
-    } else {
-        "built without the `cuda` feature"
-    };
-    eprintln!("SKIPPED {test}: {why}");
-    println!("SKIPPED {test}: {why}");
-    None
+/// Takes the GPU for one test; a test asked to run here needs a device.
+fn gpu(test: &str) -> std::sync::MutexGuard<'static, ()> {
+    assert!(
+        c2prover::gpu::available(),
+        "{test} needs a CUDA device and none was found"
+    );
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[test]
-fn gpu_skips_are_reported() {
-    // Always runs: makes a skip visible in the summary of every run.
-    drop(gpu_or_skip("gpu tests (summary)"));
-}
-
-#[cfg(feature = "cuda")]
 mod with_cuda {
     use super::*;
     use c2prover::cpu::ntt::Domain;
@@ -82,9 +72,7 @@ mod with_cuda {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn fr_arithmetic_equals_blst() {
-        let Some(_gpu) = gpu_or_skip("fr_arithmetic_equals_blst") else {
-            return;
-        };
+        let _gpu = gpu("fr_arithmetic_equals_blst");
         let a = fr_inputs(OPS, 1);
         let mut b = fr_inputs(OPS, 2);
         b.rotate_left(2); // pair the edge cases with each other differently
@@ -112,9 +100,7 @@ mod with_cuda {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn fp_arithmetic_equals_blst() {
-        let Some(_gpu) = gpu_or_skip("fp_arithmetic_equals_blst") else {
-            return;
-        };
+        let _gpu = gpu("fp_arithmetic_equals_blst");
         let a = fp_inputs(OPS, 3);
         let mut b = fp_inputs(OPS, 4);
         b.rotate_left(2);
@@ -135,9 +121,7 @@ mod with_cuda {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn ntt_equals_cpu_at_every_size() {
-        let Some(_gpu) = gpu_or_skip("ntt_equals_cpu_at_every_size") else {
-            return;
-        };
+        let _gpu = gpu("ntt_equals_cpu_at_every_size");
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         for log_m in (1..=20).chain([22, 24]) {
             let d = Domain::new(log_m).unwrap();
@@ -160,9 +144,7 @@ mod with_cuda {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn h_equals_cpu_at_every_size() {
-        let Some(_gpu) = gpu_or_skip("h_equals_cpu_at_every_size") else {
-            return;
-        };
+        let _gpu = gpu("h_equals_cpu_at_every_size");
         let mut rng = ChaCha8Rng::seed_from_u64(6);
         for log_m in (1..=20).chain([22]) {
             let d = Domain::new(log_m).unwrap();
@@ -192,9 +174,7 @@ mod with_cuda {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn device_memory_is_flat_over_many_calls() {
-        let Some(_gpu) = gpu_or_skip("device_memory_is_flat_over_many_calls") else {
-            return;
-        };
+        let _gpu = gpu("device_memory_is_flat_over_many_calls");
         let d = Domain::new(16).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
@@ -213,9 +193,8 @@ mod with_cuda {
     }
 }
 
-#[cfg(feature = "cuda")]
 mod curves {
-    use super::gpu_or_skip;
+    use super::gpu;
     use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
     use c2prover::gpu::{curve_op, CurveOp, GpuCurve};
     use std::ops::{Add, Neg};
@@ -308,18 +287,14 @@ mod curves {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn g1_arithmetic_equals_blst() {
-        let Some(_gpu) = gpu_or_skip("g1_arithmetic_equals_blst") else {
-            return;
-        };
+        let _gpu = gpu("g1_arithmetic_equals_blst");
         check_curve::<G1>("G1");
     }
 
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn g2_arithmetic_equals_blst() {
-        let Some(_gpu) = gpu_or_skip("g2_arithmetic_equals_blst") else {
-            return;
-        };
+        let _gpu = gpu("g2_arithmetic_equals_blst");
         check_curve::<G2>("G2");
     }
 }

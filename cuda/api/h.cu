@@ -143,16 +143,19 @@ cudaError_t twiddle_table(int device, int log_m, const fr_t& omega, cudaStream_t
     return cudaSuccess;
 }
 
-cudaError_t set_shared_limits() {
-    static std::once_flag once;
-    static cudaError_t result = cudaSuccess;
-    std::call_once(once, [] {
-        int bytes = (1 << c2p::NTT_TILE_LOG) * (int)sizeof(fr_t);
-        result = cudaFuncSetAttribute(c2p::ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (result == cudaSuccess)
-            result = cudaFuncSetAttribute(c2p::ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    });
-    return result;
+// The NTT kernels' 64 KiB of dynamic shared memory must be allowed on each
+// device (the attribute is per device); a failure is returned, not cached.
+bool shared_limits_set[MAX_DEVICES];
+std::mutex shared_limits_lock;
+
+cudaError_t set_shared_limits(int device) {
+    std::lock_guard<std::mutex> guard(shared_limits_lock);
+    if (shared_limits_set[device]) return cudaSuccess;
+    int bytes = (1 << c2p::NTT_TILE_LOG) * (int)sizeof(fr_t);
+    C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    shared_limits_set[device] = true;
+    return cudaSuccess;
 }
 
 // A whole transform in passes of up to NTT_MAX_STAGES stages.
@@ -197,11 +200,15 @@ cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, co
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
                      const c2p_h_consts& k, fr_t* h_out, c2p_h_timing* timing) {
     // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
-    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28) return cudaErrorInvalidValue;
+    // (|| short-circuits: the shift only runs with log_m in range.)
+    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m)) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_quotient arguments (device, log_m <= 28, abc_size <= 2^log_m)",
+                          __FILE__, __LINE__);
+        return cudaErrorInvalidValue;
+    }
     const uint64_t m = 1ull << log_m;
-    if (abc_size > m) return cudaErrorInvalidValue;
     C2P_CUDA_OK(cudaSetDevice(device));
-    C2P_CUDA_OK(set_shared_limits());
+    C2P_CUDA_OK(set_shared_limits(device));
     cudaStream_t stream = nullptr;  // the legacy default stream of this thread's device
     const fr_t* table = nullptr;
     C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, stream, &table));
@@ -272,7 +279,6 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
                                  c2p_h_timing* timing) {
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
                                static_cast<const fr_t*>(c), abc_size, *consts, static_cast<fr_t*>(h_out), timing);
-    if (err == cudaErrorInvalidValue) c2p::record_error(err, "c2p_cuda_quotient arguments", __FILE__, __LINE__);
     return (int)err;
 }
 
@@ -289,7 +295,7 @@ extern "C" int c2p_cuda_ntt(int device, int log_m, const void* omega, const void
     auto run = [&]() -> cudaError_t {
         const uint64_t m = 1ull << log_m;
         C2P_CUDA_OK(cudaSetDevice(device));
-        C2P_CUDA_OK(set_shared_limits());
+        C2P_CUDA_OK(set_shared_limits(device));
         cudaStream_t stream = nullptr;
         const fr_t* table = nullptr;
         const fr_t w = *static_cast<const fr_t*>(omega);

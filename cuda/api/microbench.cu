@@ -20,41 +20,53 @@ __global__ void copy_kernel(c2p::fr_t* out, const c2p::fr_t* in, uint64_t n) {
 
 }  // namespace
 
+namespace {
+
+// Device memory and events freed on every path.
+struct resources {
+    c2p::fr_t *a = nullptr, *b = nullptr;
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    ~resources() {
+        if (e0) cudaEventDestroy(e0);
+        if (e1) cudaEventDestroy(e1);
+        if (a) cudaFree(a);
+        if (b) cudaFree(b);
+    }
+};
+
+// Milliseconds of `launch` (queued between two events), second of two runs.
+template <class F>
+cudaError_t timed(resources& r, F launch, float* ms) {
+    for (int rep = 0; rep < 2; rep++) {
+        C2P_CUDA_OK(cudaEventRecord(r.e0));
+        launch();
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(cudaEventRecord(r.e1));
+        C2P_CUDA_OK(cudaEventSynchronize(r.e1));
+        C2P_CUDA_OK(cudaEventElapsedTime(ms, r.e0, r.e1));
+    }
+    return cudaSuccess;
+}
+
+}  // namespace
+
 // results[0]: G Fr multiplications per second; results[1]: GB/s of an
 // element-wise device copy of 2^log_m elements (read + write).
 extern "C" int c2p_cuda_microbench(int device, int log_m, float* results) {
     auto run = [&]() -> cudaError_t {
         C2P_CUDA_OK(cudaSetDevice(device));
-        c2p::fr_t *a = nullptr, *b = nullptr;
+        resources r;
         uint64_t m = 1ull << log_m;
-        C2P_CUDA_OK(cudaMalloc(&a, m * sizeof(c2p::fr_t)));
-        cudaError_t err = cudaMalloc(&b, m * sizeof(c2p::fr_t));
-        cudaEvent_t e0 = nullptr, e1 = nullptr;
-        if (err == cudaSuccess) err = cudaEventCreate(&e0);
-        if (err == cudaSuccess) err = cudaEventCreate(&e1);
+        C2P_CUDA_OK(cudaMalloc(&r.a, m * sizeof(c2p::fr_t)));
+        C2P_CUDA_OK(cudaMalloc(&r.b, m * sizeof(c2p::fr_t)));
+        C2P_CUDA_OK(cudaEventCreate(&r.e0));
+        C2P_CUDA_OK(cudaEventCreate(&r.e1));
         const int blocks = 132 * 16, threads = 256, rounds = 2000;
         float ms = 0;
-        for (int rep = 0; rep < 2 && err == cudaSuccess; rep++) {
-            cudaEventRecord(e0);
-            mul_chain<<<blocks, threads>>>(a, rounds);
-            cudaEventRecord(e1);
-            err = cudaEventSynchronize(e1);
-            if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
-        }
-        if (err == cudaSuccess) results[0] = (float)blocks * threads * rounds / (ms * 1e6f);
-        for (int rep = 0; rep < 2 && err == cudaSuccess; rep++) {
-            cudaEventRecord(e0);
-            copy_kernel<<<(unsigned)((m + 255) / 256), 256>>>(b, a, m);
-            cudaEventRecord(e1);
-            err = cudaEventSynchronize(e1);
-            if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
-        }
-        if (err == cudaSuccess) results[1] = 2.0f * m * sizeof(c2p::fr_t) / (ms * 1e6f);
-        if (e0) cudaEventDestroy(e0);
-        if (e1) cudaEventDestroy(e1);
-        cudaFree(a);
-        cudaFree(b);
-        C2P_CUDA_OK(err);
+        C2P_CUDA_OK(timed(r, [&] { mul_chain<<<blocks, threads>>>(r.a, rounds); }, &ms));
+        results[0] = (float)blocks * threads * rounds / (ms * 1e6f);
+        C2P_CUDA_OK(timed(r, [&] { copy_kernel<<<(unsigned)((m + 255) / 256), 256>>>(r.b, r.a, m); }, &ms));
+        results[1] = 2.0f * m * sizeof(c2p::fr_t) / (ms * 1e6f);
         return cudaSuccess;
     };
     return (int)run();

@@ -56,16 +56,20 @@ impl Selection<'_> {
     fn count_before(&self, end: usize) -> usize {
         match self {
             Selection::All => end,
-            Selection::Density(words) => {
-                let full = end / 64;
-                let mut n: usize = words[..full].iter().map(|w| w.count_ones() as usize).sum();
-                if end % 64 != 0 {
-                    n += (words[full] & ((1u64 << (end % 64)) - 1)).count_ones() as usize;
-                }
-                n
-            }
+            Selection::Density(words) => bits_set_below(words, end),
         }
     }
+}
+
+/// How many of the first `bits` bits of a bitmap (bit i = bit i % 64 of
+/// word i / 64) are set; `words` must hold at least `bits` bits.
+pub fn bits_set_below(words: &[u64], bits: usize) -> usize {
+    let full = bits / 64;
+    let mut n: usize = words[..full].iter().map(|w| w.count_ones() as usize).sum();
+    if bits % 64 != 0 {
+        n += (words[full] & ((1u64 << (bits % 64)) - 1)).count_ones() as usize;
+    }
+    n
 }
 
 /// Scalars classified per parallel task (a multiple of 64, for the bitmap).

@@ -4,6 +4,7 @@
 //! evaluations and coefficients agree with bellperson index for index.
 
 use crate::ffi::blst::Fr;
+use once_cell::sync::OnceCell;
 use rayon::prelude::*;
 
 /// log2 of the largest power-of-two subgroup of Fr*.
@@ -47,8 +48,9 @@ pub struct Domain {
     pub log_m: u32,
     pub m: usize,
     pub omega: Fr,
-    /// ω^j for j < m/2: 16·m bytes, built once per domain.
-    twiddles: Vec<Fr>,
+    /// ω^j for j < m/2: 16·m bytes, built on the first CPU transform (a
+    /// prover whose H step runs on the GPU never needs them).
+    twiddles: OnceCell<Vec<Fr>>,
     m_inv: Fr,
     shift: Fr,
     shift_inv: Fr,
@@ -70,7 +72,7 @@ impl Domain {
             log_m,
             m,
             omega,
-            twiddles: powers(omega, Fr::ONE, m / 2),
+            twiddles: OnceCell::new(),
             m_inv: Fr::from_u64(m as u64).inverse(),
             shift,
             shift_inv: shift.inverse(),
@@ -129,6 +131,7 @@ impl Domain {
     /// In-place decimation-in-time stages on bit-reversed input.
     fn butterflies(&self, values: &mut [Fr]) {
         let m = self.m;
+        let twiddles = self.twiddles.get_or_init(|| powers(self.omega, Fr::ONE, m / 2));
         // Stages whose butterflies stay inside one PAR_CHUNK block run per
         // block, so each block is read from memory once for all of them.
         let block = m.min(PAR_CHUNK);
@@ -139,7 +142,7 @@ impl Domain {
                 for group in chunk.chunks_mut(2 * half) {
                     let (lo, hi) = group.split_at_mut(half);
                     for (j, (x0, x1)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                        Fr::butterfly_ct(x0, x1, &self.twiddles[j * stride]);
+                        Fr::butterfly_ct(x0, x1, &twiddles[j * stride]);
                     }
                 }
                 half *= 2;
@@ -157,7 +160,7 @@ impl Domain {
                     .for_each(|(piece, (lo, hi))| {
                         let first = piece * PAR_CHUNK;
                         for (j, (x0, x1)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                            Fr::butterfly_ct(x0, x1, &self.twiddles[(first + j) * stride]);
+                            Fr::butterfly_ct(x0, x1, &twiddles[(first + j) * stride]);
                         }
                     });
             });

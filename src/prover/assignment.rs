@@ -2,6 +2,7 @@
 //! (density bitmaps, the a/b/c evaluations over the constraints, and the
 //! input and aux values), borrowed from the caller.
 
+use crate::cpu::msm::bits_set_below;
 use crate::error::{Error, Result};
 use crate::ffi::blst::Fr;
 use crate::params::Parameters;
@@ -18,12 +19,7 @@ pub struct Density<'a> {
 impl Density<'_> {
     /// Bits set among the first `bit_len`.
     pub fn count(&self) -> usize {
-        let full = self.bit_len / 64;
-        let mut n: usize = self.words[..full].iter().map(|w| w.count_ones() as usize).sum();
-        if self.bit_len % 64 != 0 {
-            n += (self.words[full] & ((1u64 << (self.bit_len % 64)) - 1)).count_ones() as usize;
-        }
-        n
+        bits_set_below(self.words, self.bit_len)
     }
 }
 
