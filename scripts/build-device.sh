@@ -3,6 +3,7 @@
 # backend, stripped, into .device/ for the GPU machine (which has no Rust).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export C2P_CUDA_ARCHS=${C2P_CUDA_ARCHS:-90}  # the H200; smaller binaries
 cargo test --release --features cuda --no-run --message-format=json 2>/dev/null \
     | python3 -c '
 import json, sys, shutil, os

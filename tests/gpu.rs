@@ -29,7 +29,8 @@ mod with_cuda {
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
 
-    use c2prover::gpu::{field_op, free_memory, ntt_round_trip, quotient, FieldOp};
+    use c2prover::error::ErrorKind;
+    use c2prover::gpu::{field_op, free_memory, ntt_round_trip, quotient, reserve_device_memory, FieldOp};
 
     const OPS: usize = 1 << 20;
 
@@ -162,7 +163,7 @@ mod with_cuda {
                 };
                 let (a, b, c) = (vec(49), vec(49), vec(80));
                 let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
-                let (gpu, _) = quotient(&d, &a, &b, &c).unwrap();
+                let (gpu, _) = quotient(&d, &a, &b, &c, log_m % 2 == 0).unwrap();
                 assert!(
                     gpu == cpu,
                     "GPU h differs from the CPU at 2^{log_m}, abc_size {abc}"
@@ -173,17 +174,48 @@ mod with_cuda {
 
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn h_on_a_full_device_is_out_of_memory_and_frees_what_it_took() {
+        let _gpu = gpu("h_on_a_full_device_is_out_of_memory_and_frees_what_it_took");
+        let d = Domain::new(22).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
+        let expected = c2prover::cpu::h::quotient(&d, &v, &v, &v);
+        quotient(&d, &v, &v, &v, true).unwrap(); // caches the twiddle table
+                                                 // Leave 64 MiB free: a, b, c at 2^22 need 3 x 128 MiB.
+        let free = free_memory(0).unwrap();
+        let hold = reserve_device_memory(0, free - (64 << 20)).unwrap();
+        let before = free_memory(0).unwrap();
+        for overlap in [false, true] {
+            let err = quotient(&d, &v, &v, &v, overlap).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err}");
+            assert!(
+                err.to_string().contains("cudaErrorMemoryAllocation"),
+                "the CUDA message is missing: {err}"
+            );
+        }
+        let after = free_memory(0).unwrap();
+        assert!(
+            after + (1 << 20) >= before,
+            "a failed H step kept device memory: {before} -> {after} bytes free"
+        );
+        drop(hold);
+        let (h, _) = quotient(&d, &v, &v, &v, true).unwrap();
+        assert!(h == expected, "H after the out-of-memory failures differs");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn device_memory_is_flat_over_many_calls() {
         let _gpu = gpu("device_memory_is_flat_over_many_calls");
         let d = Domain::new(16).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
         for _ in 0..10 {
-            quotient(&d, &v, &v, &v).unwrap(); // warm-up: twiddles and pools
+            quotient(&d, &v, &v, &v, true).unwrap(); // warm-up: twiddles and pools
         }
         let before = free_memory(0).unwrap();
         for _ in 0..2000 {
-            quotient(&d, &v, &v, &v).unwrap();
+            quotient(&d, &v, &v, &v, true).unwrap();
         }
         let after = free_memory(0).unwrap();
         assert!(

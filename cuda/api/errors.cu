@@ -14,6 +14,10 @@ void record_error(cudaError_t err, const char* what, const char* file, int line)
     snprintf(buf, sizeof buf, "CUDA error %d (%s: %s) in %s at %s:%d", (int)err, cudaGetErrorName(err),
              cudaGetErrorString(err), what, file, line);
     last_error = buf;
+    // A failed call also sets the runtime's per-thread "last error", which
+    // the next launch check (cudaGetLastError) would report again: clear it
+    // (sticky errors stay anyway).
+    (void)cudaGetLastError();
 }
 
 }  // namespace c2p
@@ -46,5 +50,20 @@ extern "C" int c2p_cuda_device_info(int device, char* name, size_t name_len, siz
     snprintf(name, name_len, "%s", prop.name);
     *major = prop.major;
     *minor = prop.minor;
+    return 0;
+}
+
+// Takes `bytes` of device memory until c2p_cuda_release: lets tests run the
+// GPU steps with the device (nearly) full.
+extern "C" int c2p_cuda_reserve(int device, size_t bytes, void** out) {
+    *out = nullptr;
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(cudaMalloc(out, bytes));
+    return 0;
+}
+
+extern "C" int c2p_cuda_release(int device, void* ptr) {
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(cudaFree(ptr));
     return 0;
 }

@@ -6,10 +6,13 @@
 // twiddle table (16·m bytes, cached per device and domain size) and the coset
 // tables (4 × 2^14 × 32 bytes). Everything but the cached tables is freed
 // before the call returns, on success and on failure. Host: a, b, c are
-// uploaded through two 64 MiB pinned staging buffers per device (kept).
+// uploaded through two 64 MiB pinned staging buffers per device (kept),
+// on a stream of their own, so the transforms of a run while b uploads.
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,12 +28,14 @@ struct c2p_h_consts {
     fr_t m_inv;          // 1/m
     fr_t g, g_2_14;      // coset generator 7 and 7^(2^14)
     fr_t g_inv, g_inv_2_14;
-    fr_t z_inv;          // 1/(g^m − 1)
+    fr_t m_inv_z_inv;    // 1/(m·(g^m − 1)): both scalings of the way back
 };
 
-// Timings of the phases of one call, from CUDA events.
+// Timings of one call, from CUDA events: the upload of a, b, c; the
+// compute after the last upload (all of it without overlap, the tail with);
+// the download of h; and upload plus compute from the first copy to h.
 struct c2p_h_timing {
-    float upload_ms, compute_ms, download_ms;
+    float upload_ms, compute_ms, download_ms, total_ms;
 };
 
 namespace {
@@ -82,10 +87,27 @@ cudaError_t staging_buffers(int device, staging_t** out) {
     return cudaSuccess;
 }
 
-// memcpy split over up to 8 host threads (pageable to pinned memory runs at
-// ~10 GB/s per thread). Falls back to one thread if threads cannot start.
+// A positive integer from the environment (tuning knobs), or `fallback`.
+unsigned env_unsigned(const char* name, unsigned fallback) {
+    const char* v = getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    unsigned long n = strtoul(v, &end, 10);
+    return (*end == 0 && n > 0 && n < 1024) ? (unsigned)n : fallback;
+}
+
+// Host threads per staging copy: $C2P_STAGE_THREADS, else up to 16 (one
+// thread moves pageable to pinned memory at ~5-10 GB/s).
+unsigned stage_threads() {
+    static const unsigned n =
+        env_unsigned("C2P_STAGE_THREADS", std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+    return n;
+}
+
+// memcpy split over stage_threads() host threads. Falls back to fewer
+// threads if threads cannot start.
 void parallel_copy(void* dst, const void* src, size_t n) {
-    unsigned threads = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    unsigned threads = stage_threads();
     if (n < (4u << 20) || threads == 1) {
         memcpy(dst, src, n);
         return;
@@ -113,6 +135,31 @@ cudaError_t staged_upload(void* dst, const void* src, size_t bytes, staging_t& s
         C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
         C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
         slot ^= 1;
+    }
+    return cudaSuccess;
+}
+
+// dst (pageable host) <- src (device), `bytes` long, through the staging
+// buffers: the DMA of one chunk runs while host threads copy the previous
+// one out (which also spreads the page faults of a fresh destination over
+// those threads; a single cudaMemcpy to fresh pageable memory faults them
+// in one at a time, ~1 GB/s).
+cudaError_t staged_download(void* dst, const void* src, size_t bytes, staging_t& st, cudaStream_t stream) {
+    const size_t chunks = (bytes + STAGE_BYTES - 1) / STAGE_BYTES;
+    auto len = [&](size_t i) { return std::min(STAGE_BYTES, bytes - i * STAGE_BYTES); };
+    for (size_t i = 0; i <= chunks; i++) {
+        if (i < chunks) {
+            const int slot = (int)(i & 1);
+            C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));
+            C2P_CUDA_OK(cudaMemcpyAsync(st.buf[slot], (const char*)src + i * STAGE_BYTES, len(i),
+                                        cudaMemcpyDeviceToHost, stream));
+            C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
+        }
+        if (i > 0) {
+            const int prev = (int)((i - 1) & 1);
+            C2P_CUDA_OK(cudaEventSynchronize(st.done[prev]));
+            parallel_copy((char*)dst + (i - 1) * STAGE_BYTES, st.buf[prev], len(i - 1));
+        }
     }
     return cudaSuccess;
 }
@@ -158,11 +205,18 @@ cudaError_t set_shared_limits(int device) {
     return cudaSuccess;
 }
 
+// Elements per shared-memory tile, log2: $C2P_NTT_TILE_LOG (7..11, for
+// tuning), else NTT_TILE_LOG.
+int tile_log() {
+    static const int n = (int)env_unsigned("C2P_NTT_TILE_LOG", c2p::NTT_TILE_LOG);
+    return n >= 7 && n <= c2p::NTT_TILE_LOG ? n : c2p::NTT_TILE_LOG;
+}
+
 // A whole transform in passes of up to NTT_MAX_STAGES stages.
 // DIF: natural in, bit-reversed out. DIT: bit-reversed in, natural out.
 cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream) {
     if (log_m == 0) return cudaSuccess;
-    int log_tile = log_m < c2p::NTT_TILE_LOG ? log_m : c2p::NTT_TILE_LOG;
+    int log_tile = log_m < tile_log() ? log_m : tile_log();
     int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
     unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
     size_t shared = ((size_t)1 << log_tile) * sizeof(fr_t);
@@ -189,16 +243,30 @@ unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
 
 // Coefficients of `v` (natural-order evaluations on the domain) shifted to
 // evaluations on the coset g·⟨ω⟩, in natural order.
-cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, const fr_t* g_hi, const fr_t& m_inv,
+// g_lo holds m^-1·g^i, so the shift also completes the inverse transform.
+cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, const fr_t* g_hi,
                      cudaStream_t stream) {
     C2P_CUDA_OK(ntt(v, log_m, true, true, table, stream));
-    c2p::scale_bitrev_powers<<<blocks_for(1ull << log_m), 256, 0, stream>>>(v, log_m, g_lo, g_hi, m_inv);
+    c2p::scale_bitrev_powers<<<blocks_for(1ull << log_m), 256, 0, stream>>>(v, log_m, g_lo, g_hi);
     C2P_CUDA_OK(cudaGetLastError());
     return ntt(v, log_m, false, false, table, stream);
 }
 
+// A stream of its own (non-blocking: no implicit waits on the legacy
+// default stream, so calls on other threads and devices run alongside).
+struct stream_t {
+    cudaStream_t s = nullptr;
+    ~stream_t() {
+        if (s) cudaStreamDestroy(s);
+    }
+    cudaError_t create() { return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
+};
+
+// The H step. a, b, c are uploaded on one stream while the coset transforms
+// of those already on the device run on another (`overlap`), or all are
+// uploaded before any transform starts (to time the compute on its own).
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     const c2p_h_consts& k, fr_t* h_out, c2p_h_timing* timing) {
+                     const c2p_h_consts& k, bool overlap, fr_t* h_out, c2p_h_timing* timing) {
     // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
     // (|| short-circuits: the shift only runs with log_m in range.)
     if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m)) {
@@ -209,9 +277,11 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     const uint64_t m = 1ull << log_m;
     C2P_CUDA_OK(cudaSetDevice(device));
     C2P_CUDA_OK(set_shared_limits(device));
-    cudaStream_t stream = nullptr;  // the legacy default stream of this thread's device
+    stream_t upload, compute;
+    C2P_CUDA_OK(upload.create());
+    C2P_CUDA_OK(compute.create());
     const fr_t* table = nullptr;
-    C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, stream, &table));
+    C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, compute.s, &table));
 
     dev_buf d_a, d_b, d_c, coset;
     C2P_CUDA_OK(d_a.alloc(m));
@@ -222,14 +292,19 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     fr_t* g_hi = g_lo + (1 << 14);
     fr_t* ginv_lo = g_hi + (1 << 14);
     fr_t* ginv_hi = ginv_lo + (1 << 14);
-    C2P_CUDA_OK(launch_powers(g_lo, 1 << 14, k.g, fr_t::one(), stream));
-    C2P_CUDA_OK(launch_powers(g_hi, 1 << 14, k.g_2_14, fr_t::one(), stream));
-    C2P_CUDA_OK(launch_powers(ginv_lo, 1 << 14, k.g_inv, fr_t::one(), stream));
-    C2P_CUDA_OK(launch_powers(ginv_hi, 1 << 14, k.g_inv_2_14, fr_t::one(), stream));
+    // The constant factors ride in the low tables: m^-1 for the inverse
+    // transforms, and 1/Z on the coset for the way back, so each shift costs
+    // two products per element and the pointwise step one.
+    C2P_CUDA_OK(launch_powers(g_lo, 1 << 14, k.g, k.m_inv, compute.s));
+    C2P_CUDA_OK(launch_powers(g_hi, 1 << 14, k.g_2_14, fr_t::one(), compute.s));
+    C2P_CUDA_OK(launch_powers(ginv_lo, 1 << 14, k.g_inv, k.m_inv_z_inv, compute.s));
+    C2P_CUDA_OK(launch_powers(ginv_hi, 1 << 14, k.g_inv_2_14, fr_t::one(), compute.s));
 
-    event_t e0, e1, e2, e3;
-    for (event_t* e : {&e0, &e1, &e2, &e3}) C2P_CUDA_OK(cudaEventCreate(&e->ev));
-    C2P_CUDA_OK(cudaEventRecord(e0.ev, stream));
+    event_t started, uploaded[3], computed;
+    C2P_CUDA_OK(cudaEventCreate(&started.ev));
+    for (event_t& e : uploaded) C2P_CUDA_OK(cudaEventCreate(&e.ev));
+    C2P_CUDA_OK(cudaEventCreate(&computed.ev));
+    C2P_CUDA_OK(cudaEventRecord(started.ev, upload.s));
     const size_t bytes = abc_size * sizeof(fr_t), pad = (m - abc_size) * sizeof(fr_t);
     fr_t* dev[3] = {d_a.ptr, d_b.ptr, d_c.ptr};
     const fr_t* host[3] = {a, b, c};
@@ -239,32 +314,47 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         C2P_CUDA_OK(staging_buffers(device, &st));
         int slot = 0;
         for (int i = 0; i < 3; i++) {
-            C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, stream));
-            if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, stream));
+            C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s));
+            if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
+            C2P_CUDA_OK(cudaEventRecord(uploaded[i].ev, upload.s));
+            if (overlap) {
+                // This vector's transforms run while the next one uploads.
+                C2P_CUDA_OK(cudaStreamWaitEvent(compute.s, uploaded[i].ev, 0));
+                C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, compute.s));
+            }
         }
         // The staging buffers are free again once the last DMA is done.
         C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
     }
-    C2P_CUDA_OK(cudaEventRecord(e1.ev, stream));
+    if (!overlap) {
+        C2P_CUDA_OK(cudaStreamWaitEvent(compute.s, uploaded[2].ev, 0));
+        for (int i = 0; i < 3; i++) C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, compute.s));
+    }
+    c2p::quotient_pointwise<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, d_b.ptr, d_c.ptr, m);
+    C2P_CUDA_OK(cudaGetLastError());
+    // Back from the coset: inverse transform, unshift and divide by Z (in
+    // ginv_lo), natural order.
+    C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s));
+    c2p::scale_bitrev_powers<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, log_m, ginv_lo, ginv_hi);
+    C2P_CUDA_OK(cudaGetLastError());
+    c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
+    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(cudaEventRecord(computed.ev, compute.s));
 
-    for (int i = 0; i < 3; i++) C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, k.m_inv, stream));
-    c2p::quotient_pointwise<<<blocks_for(m), 256, 0, stream>>>(d_a.ptr, d_b.ptr, d_c.ptr, m, k.z_inv);
-    C2P_CUDA_OK(cudaGetLastError());
-    // Back from the coset: inverse transform, unshift, natural order.
-    C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, stream));
-    c2p::scale_bitrev_powers<<<blocks_for(m), 256, 0, stream>>>(d_a.ptr, log_m, ginv_lo, ginv_hi, k.m_inv);
-    C2P_CUDA_OK(cudaGetLastError());
-    c2p::bit_reverse<<<blocks_for(m), 256, 0, stream>>>(d_b.ptr, d_a.ptr, log_m);
-    C2P_CUDA_OK(cudaGetLastError());
-    C2P_CUDA_OK(cudaEventRecord(e2.ev, stream));
-
-    C2P_CUDA_OK(cudaMemcpyAsync(h_out, d_b.ptr, (m - 1) * sizeof(fr_t), cudaMemcpyDeviceToHost, stream));
-    C2P_CUDA_OK(cudaEventRecord(e3.ev, stream));
-    C2P_CUDA_OK(cudaStreamSynchronize(stream));
+    C2P_CUDA_OK(cudaEventSynchronize(computed.ev));
+    auto download_start = std::chrono::steady_clock::now();
+    {
+        staging_t* st = nullptr;
+        std::lock_guard<std::mutex> guard(staging[device].lock);
+        C2P_CUDA_OK(staging_buffers(device, &st));
+        C2P_CUDA_OK(staged_download(h_out, d_b.ptr, (m - 1) * sizeof(fr_t), *st, compute.s));
+    }
     if (timing) {
-        C2P_CUDA_OK(cudaEventElapsedTime(&timing->upload_ms, e0.ev, e1.ev));
-        C2P_CUDA_OK(cudaEventElapsedTime(&timing->compute_ms, e1.ev, e2.ev));
-        C2P_CUDA_OK(cudaEventElapsedTime(&timing->download_ms, e2.ev, e3.ev));
+        C2P_CUDA_OK(cudaEventElapsedTime(&timing->upload_ms, started.ev, uploaded[2].ev));
+        C2P_CUDA_OK(cudaEventElapsedTime(&timing->compute_ms, uploaded[2].ev, computed.ev));
+        C2P_CUDA_OK(cudaEventElapsedTime(&timing->total_ms, started.ev, computed.ev));
+        std::chrono::duration<float, std::milli> download = std::chrono::steady_clock::now() - download_start;
+        timing->download_ms = download.count();
     }
     return cudaSuccess;
 }
@@ -274,11 +364,16 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // h (m − 1 coefficients, written to h_out) of evaluation vectors a, b, c of
 // abc_size entries on the domain of size 2^log_m. Returns 0 or a CUDA error
 // code (message from c2p_cuda_last_error). `timing` may be NULL.
+// With `overlap`, uploads overlap the transforms (the prover's mode);
+// without, the compute is timed on its own.
 extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c,
-                                 size_t abc_size, const c2p_h_consts* consts, void* h_out,
+                                 size_t abc_size, const c2p_h_consts* consts, int overlap, void* h_out,
                                  c2p_h_timing* timing) {
+    // The caller's structure may be only 8-byte aligned; fr_t is 16.
+    c2p_h_consts k;
+    memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
-                               static_cast<const fr_t*>(c), abc_size, *consts, static_cast<fr_t*>(h_out), timing);
+                               static_cast<const fr_t*>(c), abc_size, k, overlap != 0, static_cast<fr_t*>(h_out), timing);
     return (int)err;
 }
 
@@ -298,7 +393,9 @@ extern "C" int c2p_cuda_ntt(int device, int log_m, const void* omega, const void
         C2P_CUDA_OK(set_shared_limits(device));
         cudaStream_t stream = nullptr;
         const fr_t* table = nullptr;
-        const fr_t w = *static_cast<const fr_t*>(omega);
+        fr_t w, inv_m;  // copied: the caller's values may be only 8-byte aligned
+        memcpy(&w, omega, sizeof w);
+        memcpy(&inv_m, m_inv, sizeof inv_m);
         C2P_CUDA_OK(twiddle_table(device, log_m, w, stream, &table));
         dev_buf d, tmp;
         C2P_CUDA_OK(d.alloc(m));
@@ -311,7 +408,7 @@ extern "C" int c2p_cuda_ntt(int device, int log_m, const void* omega, const void
         C2P_CUDA_OK(cudaMemcpy(forward, tmp.ptr, m * sizeof(fr_t), cudaMemcpyDeviceToHost));
         // Inverse: DIF with ω^-1 from natural order, scale, reverse.
         C2P_CUDA_OK(ntt(tmp.ptr, log_m, true, true, table, stream));
-        c2p::scale<<<blocks_for(m), 256, 0, stream>>>(tmp.ptr, m, *static_cast<const fr_t*>(m_inv));
+        c2p::scale<<<blocks_for(m), 256, 0, stream>>>(tmp.ptr, m, inv_m);
         C2P_CUDA_OK(cudaGetLastError());
         c2p::bit_reverse<<<blocks_for(m), 256, 0, stream>>>(d.ptr, tmp.ptr, log_m);
         C2P_CUDA_OK(cudaGetLastError());

@@ -12,8 +12,39 @@
 
 namespace c2p {
 
+// PTX integer instructions with the carry flag (CC.CF). Each is its own
+// volatile asm statement; the compiler keeps their order and emits no
+// flag-setting code of its own between them, so chains of them carry.
+namespace ptx {
+#define C2P_PTX_OP3(name, op)                                                         \
+    __device__ __forceinline__ uint32_t name(uint32_t a, uint32_t b, uint32_t c) {    \
+        uint32_t r;                                                                   \
+        asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));       \
+        return r;                                                                     \
+    }
+#define C2P_PTX_OP2(name, op)                                                         \
+    __device__ __forceinline__ uint32_t name(uint32_t a, uint32_t b) {                \
+        uint32_t r;                                                                   \
+        asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                   \
+        return r;                                                                     \
+    }
+C2P_PTX_OP3(mad_lo_cc, "mad.lo.cc.u32")
+C2P_PTX_OP3(madc_lo_cc, "madc.lo.cc.u32")
+C2P_PTX_OP3(mad_hi_cc, "mad.hi.cc.u32")
+C2P_PTX_OP3(madc_hi_cc, "madc.hi.cc.u32")
+C2P_PTX_OP2(add_cc, "add.cc.u32")
+C2P_PTX_OP2(addc_cc, "addc.cc.u32")
+C2P_PTX_OP2(addc, "addc.u32")
+C2P_PTX_OP2(sub_cc, "sub.cc.u32")
+C2P_PTX_OP2(subc_cc, "subc.cc.u32")
+C2P_PTX_OP2(subc, "subc.u32")
+#undef C2P_PTX_OP3
+#undef C2P_PTX_OP2
+}  // namespace ptx
+
+// 16-byte aligned so that elements move as 128-bit loads and stores.
 template <class P>
-struct mont_t {
+struct alignas(16) mont_t {
     static constexpr int N = P::N;
     uint32_t l[N];
 
@@ -44,18 +75,15 @@ struct mont_t {
 
     // t (N limbs plus a top word) minus MOD when t >= MOD: the final step of
     // every operation, keeping results below the modulus.
-    __device__ static mont_t reduce_once(const uint32_t* t, uint32_t top) {
+    __device__ static __forceinline__ mont_t reduce_once(const uint32_t* t, uint32_t top) {
         mont_t r;
         uint32_t s[N];
-        uint64_t borrow = 0;
+        s[0] = ptx::sub_cc(t[0], P::MOD(0));
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            uint64_t d = (uint64_t)t[i] - P::MOD(i) - borrow;
-            s[i] = (uint32_t)d;
-            borrow = (d >> 32) & 1;
-        }
-        // t >= MOD exactly when the subtraction did not borrow past `top`.
-        bool keep_t = borrow > top;
+        for (int i = 1; i < N; i++) s[i] = ptx::subc_cc(t[i], P::MOD(i));
+        // t >= MOD exactly when the subtraction did not borrow past `top`:
+        // top - borrow is then >= 0, i.e. its sign bit stays clear.
+        uint32_t keep_t = ptx::subc(top, 0) >> 31;
 #pragma unroll
         for (int i = 0; i < N; i++) r.l[i] = keep_t ? t[i] : s[i];
         return r;
@@ -63,34 +91,23 @@ struct mont_t {
 
     __device__ friend mont_t operator+(const mont_t& a, const mont_t& b) {
         uint32_t t[N];
-        uint64_t carry = 0;
+        t[0] = ptx::add_cc(a.l[0], b.l[0]);
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            carry += (uint64_t)a.l[i] + b.l[i];
-            t[i] = (uint32_t)carry;
-            carry >>= 32;
-        }
-        return reduce_once(t, (uint32_t)carry);
+        for (int i = 1; i < N; i++) t[i] = ptx::addc_cc(a.l[i], b.l[i]);
+        return reduce_once(t, ptx::addc(0, 0));
     }
 
     __device__ friend mont_t operator-(const mont_t& a, const mont_t& b) {
         mont_t r;
-        uint64_t borrow = 0;
+        r.l[0] = ptx::sub_cc(a.l[0], b.l[0]);
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            uint64_t d = (uint64_t)a.l[i] - b.l[i] - borrow;
-            r.l[i] = (uint32_t)d;
-            borrow = (d >> 32) & 1;
-        }
+        for (int i = 1; i < N; i++) r.l[i] = ptx::subc_cc(a.l[i], b.l[i]);
         // On borrow, add MOD back (a - b + MOD < MOD).
-        uint32_t mask = 0u - (uint32_t)borrow;
-        uint64_t carry = 0;
+        uint32_t mask = ptx::subc(0, 0);
+        r.l[0] = ptx::add_cc(r.l[0], P::MOD(0) & mask);
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            carry += (uint64_t)r.l[i] + (P::MOD(i) & mask);
-            r.l[i] = (uint32_t)carry;
-            carry >>= 32;
-        }
+        for (int i = 1; i < N - 1; i++) r.l[i] = ptx::addc_cc(r.l[i], P::MOD(i) & mask);
+        r.l[N - 1] = ptx::addc(r.l[N - 1], P::MOD(N - 1) & mask);
         return r;
     }
 
@@ -108,37 +125,38 @@ struct mont_t {
 
     __device__ static __noinline__ mont_t mul_call(const mont_t& a, const mont_t& b) { return mul_inline(a, b); }
 
-    // Montgomery product a·b·R^-1 (CIOS). Each step accumulates a 32x32-bit
-    // product with a 64-bit carry: the compiler emits wide multiply-adds
-    // with carry chains (IMAD.WIDE / IADD3.X), no branches.
+    // t[0..N+1] += x·y (x of N limbs, y one limb): the low halves of the
+    // partial products in one carry chain, the high halves (one limb up) in
+    // a second, so every step is a single multiply-add with carry.
+    __device__ static __forceinline__ void mul_add_row(uint32_t* t, const uint32_t* x, uint32_t y) {
+        t[0] = ptx::mad_lo_cc(x[0], y, t[0]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(x[j], y, t[j]);
+        t[N] = ptx::addc_cc(t[N], 0);
+        t[N + 1] = ptx::addc(t[N + 1], 0);
+        t[1] = ptx::mad_hi_cc(x[0], y, t[1]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(x[j], y, t[j + 1]);
+        t[N + 1] = ptx::addc(t[N + 1], 0);
+    }
+
+    // Montgomery product a·b·R^-1 (CIOS, one limb of b per round): add
+    // a·b_i, add the multiple m·MOD that clears the low limb, shift down.
     __device__ static __forceinline__ mont_t mul_inline(const mont_t& a, const mont_t& b) {
         uint32_t t[N + 2];
+        uint32_t mod[N];
+#pragma unroll
+        for (int i = 0; i < N; i++) mod[i] = P::MOD(i);
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            uint64_t c = 0;
+            mul_add_row(t, a.l, b.l[i]);
+            mul_add_row(t, mod, t[0] * P::M0);
+            // t[0] is now zero: divide by 2^32.
 #pragma unroll
-            for (int j = 0; j < N; j++) {
-                c += (uint64_t)a.l[j] * b.l[i] + t[j];
-                t[j] = (uint32_t)c;
-                c >>= 32;
-            }
-            c += t[N];
-            t[N] = (uint32_t)c;
-            t[N + 1] = (uint32_t)(c >> 32);
-
-            uint32_t m = t[0] * P::M0;
-            c = ((uint64_t)m * P::MOD(0) + t[0]) >> 32;
-#pragma unroll
-            for (int j = 1; j < N; j++) {
-                c += (uint64_t)m * P::MOD(j) + t[j];
-                t[j - 1] = (uint32_t)c;
-                c >>= 32;
-            }
-            c += t[N];
-            t[N - 1] = (uint32_t)c;
-            t[N] = t[N + 1] + (uint32_t)(c >> 32);
+            for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
+            t[N + 1] = 0;
         }
         return reduce_once(t, t[N]);
     }

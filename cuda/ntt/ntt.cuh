@@ -23,25 +23,40 @@ constexpr int NTT_THREADS = 256;
 // moves runs of at least 4 consecutive elements (128 bytes).
 constexpr int NTT_MAX_STAGES = 9;
 
-// ω^e for e < m/2 from the table, or ω^-e when `inverse`.
-__device__ __forceinline__ fr_t twiddle(const fr_t* table, uint64_t e, uint64_t half_m, bool inverse) {
-    if (!inverse || e == 0) return table[e];
-    return -table[half_m - e];
-}
+// A tile of Fr elements in shared memory, stored as two arrays of 16-byte
+// halves: a warp reading consecutive elements then touches consecutive
+// 16-byte words (no bank conflicts), where whole 32-byte elements would
+// put two threads of every quarter-warp on the same banks.
+struct fr_tile {
+    uint4* words;
+    uint32_t size;
+    __device__ fr_t get(uint32_t e) const {
+        fr_t v;
+        uint4 lo = words[e], hi = words[size + e];
+        v.l[0] = lo.x, v.l[1] = lo.y, v.l[2] = lo.z, v.l[3] = lo.w;
+        v.l[4] = hi.x, v.l[5] = hi.y, v.l[6] = hi.z, v.l[7] = hi.w;
+        return v;
+    }
+    __device__ void set(uint32_t e, const fr_t& v) const {
+        words[e] = make_uint4(v.l[0], v.l[1], v.l[2], v.l[3]);
+        words[size + e] = make_uint4(v.l[4], v.l[5], v.l[6], v.l[7]);
+    }
+};
 
 // One pass of `k` stages over groups of 2^k elements with stride S = 2^log_s
 // inside blocks of 2^k·S elements. DIF stages run with half-sizes
 // 2^(k-1)·S down to S; DIT stages with S up to 2^(k-1)·S.
 template <bool DIF>
-__global__ void ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k, const fr_t* table,
-                         bool inverse) {
-    extern __shared__ fr_t tile[];
+__global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k,
+                                                        const fr_t* table, bool inverse) {
+    extern __shared__ uint4 shared_words[];
     const uint64_t m = 1ull << log_m;
     const uint64_t half_m = m >> 1;
     const uint64_t s = 1ull << log_s;
     const int log_groups = log_tile - k;  // groups per tile
     const uint32_t tile_size = 1u << log_tile;
     const uint64_t first_group = (uint64_t)blockIdx.x << log_groups;
+    const fr_tile tile{shared_words, tile_size};
 
     // Element e of the tile: group g = first_group + (e mod groups),
     // position t = e / groups, at block(g)·2^k·S + t·S + base(g).
@@ -51,7 +66,7 @@ __global__ void ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k, 
         uint64_t block = g >> log_s, base = g & (s - 1);
         return (block << (log_s + k)) + (t << log_s) + base;
     };
-    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) tile[e] = data[address(e)];
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) tile.set(e, data[address(e)]);
     __syncthreads();
 
     for (int st = 0; st < k; st++) {
@@ -67,33 +82,48 @@ __global__ void ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k, 
             uint32_t t1 = t0 + hl;
             uint64_t base = (first_group + gl) & (s - 1);
             uint64_t j = base + ((uint64_t)(t0 & (hl - 1)) << log_s);
-            fr_t w = twiddle(table, j << log_step, half_m, inverse);
-            fr_t& x0 = tile[(t0 << log_groups) + gl];
-            fr_t& x1 = tile[(t1 << log_groups) + gl];
+            uint32_t i0 = (t0 << log_groups) + gl, i1 = (t1 << log_groups) + gl;
+            fr_t x0 = tile.get(i0), x1 = tile.get(i1);
+            // ω^0 = 1: no product (all of the last DIF / first DIT stage).
+            // For ω^-e = −ω^(m/2−e) the sign is folded into the butterfly.
+            const uint64_t e = j << log_step;
             if (DIF) {
                 fr_t sum = x0 + x1;
-                x1 = (x0 - x1) * w;
+                if (!j)
+                    x1 = x0 - x1;
+                else if (inverse)
+                    x1 = (x1 - x0) * table[half_m - e];
+                else
+                    x1 = (x0 - x1) * table[e];
                 x0 = sum;
             } else {
-                fr_t wx1 = x1 * w;
-                x1 = x0 - wx1;
-                x0 = x0 + wx1;
+                fr_t y = x1;
+                if (j) y = x1 * table[inverse ? half_m - e : e];
+                // x0 ± ω^e·x1; with the negated twiddle the signs swap.
+                if (j && inverse) {
+                    x1 = x0 + y;
+                    x0 = x0 - y;
+                } else {
+                    x1 = x0 - y;
+                    x0 = x0 + y;
+                }
             }
+            tile.set(i0, x0);
+            tile.set(i1, x1);
         }
         __syncthreads();
     }
-    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) data[address(e)] = tile[e];
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) data[address(e)] = tile.get(e);
 }
 
-// values[p] *= scale · base^(bitrev(p)), with base^i from two tables
-// (lo: base^i, hi: base^(i·2^14), i < 2^14): the coset shift of
-// coefficients held in bit-reversed order.
-__global__ void scale_bitrev_powers(fr_t* values, int log_m, const fr_t* lo, const fr_t* hi, fr_t scale) {
+// values[p] *= c · base^(bitrev(p)), with c·base^i from two tables
+// (lo: c·base^i, hi: base^(i·2^14), i < 2^14): the coset shift (and a
+// constant factor) of coefficients held in bit-reversed order.
+__global__ void scale_bitrev_powers(fr_t* values, int log_m, const fr_t* lo, const fr_t* hi) {
     uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >> log_m) return;
     uint64_t i = log_m ? (__brevll(p) >> (64 - log_m)) : 0;
-    fr_t f = lo[i & 0x3fff] * hi[i >> 14];
-    values[p] = values[p] * f * scale;
+    values[p] = values[p] * (lo[i & 0x3fff] * hi[i >> 14]);
 }
 
 // values[i] *= factor.
@@ -110,11 +140,11 @@ __global__ void bit_reverse(fr_t* out, const fr_t* in, int log_m) {
     out[r] = in[p];
 }
 
-// a = (a·b − c)·z_inv pointwise.
-__global__ void quotient_pointwise(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n, fr_t z_inv) {
+// a = a·b − c pointwise (the division by Z comes later, as a constant).
+__global__ void quotient_pointwise(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    a[i] = (a[i] * b[i] - c[i]) * z_inv;
+    a[i] = a[i] * b[i] - c[i];
 }
 
 // table[i] = start · base^i for i < n (n a multiple of the block size):

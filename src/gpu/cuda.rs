@@ -12,6 +12,8 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
     fn c2p_cuda_last_error() -> *const c_char;
+    fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
+    fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -30,6 +32,7 @@ extern "C" {
         c: *const c_void,
         abc_size: usize,
         consts: *const HConstants,
+        overlap: c_int,
         h_out: *mut c_void,
         timing: *mut HTiming,
     ) -> c_int;
@@ -164,6 +167,36 @@ pub fn free_memory(device: usize) -> Result<usize> {
     Ok(device_info(device as c_int)?.1)
 }
 
+/// Device memory held until dropped (see `reserve_device_memory`).
+pub struct DeviceReservation {
+    device: c_int,
+    ptr: *mut c_void,
+}
+
+impl Drop for DeviceReservation {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from c2p_cuda_reserve on this device and is freed
+        // once, here.
+        let status = unsafe { c2p_cuda_release(self.device, self.ptr) };
+        if status != 0 {
+            log::warn!("releasing reserved device memory failed (CUDA error {status})");
+        }
+    }
+}
+
+/// Takes `bytes` of device memory on `device` until the result is dropped:
+/// for tests that run the GPU steps with the device (nearly) full.
+pub fn reserve_device_memory(device: usize, bytes: usize) -> Result<DeviceReservation> {
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: ptr is a valid out-pointer for the call.
+    let status = unsafe { c2p_cuda_reserve(device as c_int, bytes, &mut ptr) };
+    check(status, "reserving device memory")?;
+    Ok(DeviceReservation {
+        device: device as c_int,
+        ptr,
+    })
+}
+
 /// The CUDA devices of this machine (empty without a driver or device).
 pub fn devices() -> &'static [Device] {
     &DEVICES
@@ -189,8 +222,10 @@ pub fn handles_domain(log_m: u32) -> bool {
 
 /// The H step on GPU 0: the m − 1 coefficients of h, exactly the CPU's.
 /// Device memory: 3 × 32 × m bytes during the call, plus the twiddle table
-/// (16 × m bytes) kept per device and domain size.
-pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Vec<Fr>, HTiming)> {
+/// (16 × m bytes) kept per device and domain size. With `overlap` (the
+/// prover's mode) the transforms of a run while b and c upload; without,
+/// everything is uploaded first, which times the compute on its own.
+pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr], overlap: bool) -> Result<(Vec<Fr>, HTiming)> {
     let n = a.len();
     if b.len() != n || c.len() != n || n > domain.m {
         return Err(Error::size_mismatch(
@@ -207,16 +242,17 @@ pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Vec<Fr
         ));
     }
     let consts = HConstants::of(domain);
-    let mut h = Vec::new();
+    let mut h: Vec<Fr> = Vec::new();
     h.try_reserve_exact(domain.m - 1).map_err(|e| {
         Error::new(
             ErrorKind::OutOfMemory,
             format!("cannot hold h ({} elements): {e}", domain.m - 1),
         )
     })?;
-    h.resize(domain.m - 1, Fr::ZERO);
+    // h is not zeroed first: at 2^27 that is 4 GiB written twice. The call
+    // writes all m − 1 elements on success.
     let mut timing = HTiming::default();
-    // SAFETY: a, b, c hold n elements each; h has room for m − 1; the
+    // SAFETY: a, b, c hold n elements each; h has capacity for m − 1; the
     // constants and timing are valid for the call.
     let status = unsafe {
         c2p_cuda_quotient(
@@ -227,11 +263,15 @@ pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(Vec<Fr
             c.as_ptr().cast(),
             n,
             &consts,
+            c_int::from(overlap),
             h.as_mut_ptr().cast(),
             &mut timing,
         )
     };
     check(status, "GPU H step")?;
+    // SAFETY: on success the call wrote m − 1 elements, and any bytes are a
+    // valid Fr (plain limbs), within the capacity reserved above.
+    unsafe { h.set_len(domain.m - 1) };
     Ok((h, timing))
 }
 

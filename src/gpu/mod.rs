@@ -27,7 +27,8 @@ pub struct HConstants {
     pub g_2_14: Fr,
     pub g_inv: Fr,
     pub g_inv_2_14: Fr,
-    pub z_inv: Fr,
+    /// 1/(m·Z) with Z = g^m − 1 on the coset.
+    pub m_inv_z_inv: Fr,
 }
 
 impl HConstants {
@@ -40,17 +41,21 @@ impl HConstants {
             g_2_14: g.pow(1 << 14),
             g_inv,
             g_inv_2_14: g_inv.pow(1 << 14),
-            z_inv: domain.z_on_coset().inverse(),
+            m_inv_z_inv: domain.m_inv() * domain.z_on_coset().inverse(),
         }
     }
 }
 
 /// Timings of one GPU H step (CUDA events), in milliseconds
-/// (the layout of `c2p_h_timing`).
+/// (the layout of `c2p_h_timing`): the upload of a, b, c; the compute after
+/// the last upload (all of it when uploads do not overlap, the tail when
+/// they do); the download of h; and from the first upload to the end of the
+/// compute.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HTiming {
     pub upload_ms: f32,
     pub compute_ms: f32,
     pub download_ms: f32,
+    pub total_ms: f32,
 }

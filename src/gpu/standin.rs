@@ -30,6 +30,12 @@ fn unsupported() -> Error {
 }
 
 /// The H step on the GPU (unavailable in this build).
-pub fn quotient(_domain: &Domain, _a: &[Fr], _b: &[Fr], _c: &[Fr]) -> Result<(Vec<Fr>, HTiming)> {
+pub fn quotient(
+    _domain: &Domain,
+    _a: &[Fr],
+    _b: &[Fr],
+    _c: &[Fr],
+    _overlap: bool,
+) -> Result<(Vec<Fr>, HTiming)> {
     Err(unsupported())
 }
