@@ -1,0 +1,245 @@
+package c2prover
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/filecoin-project/go-state-types/abi"
+)
+
+// The fixture: three circuits of 2^10 constraints and their parameters,
+// written by scripts/build-go.sh (c2prover gen-srs).
+const (
+	paramsPath  = "testdata/small.params"
+	witnessPath = "testdata/small.wit"
+)
+
+func fixture(t *testing.T) (*Params, []Assignment) {
+	t.Helper()
+	p, err := LoadParams(paramsPath)
+	if err != nil {
+		t.Fatalf("LoadParams: %v (run scripts/build-go.sh first)", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	f, err := os.Open(witnessPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	circuits, err := ReadWitness(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, circuits
+}
+
+// blinding gives valid r, s values: below 2^248, so below the modulus.
+func blinding(n int, seed byte) (r, s []Scalar) {
+	r, s = make([]Scalar, n), make([]Scalar, n)
+	for i := range r {
+		for j := 0; j < 31; j++ {
+			r[i][j] = seed + byte(i*7+j)
+			s[i][j] = seed ^ byte(i*13+j*3+1)
+		}
+	}
+	return r, s
+}
+
+func publicInputs(c Assignment) []Scalar { return c.Inputs[1:] }
+
+func TestProveAndVerify(t *testing.T) {
+	p, circuits := fixture(t)
+	r, s := blinding(len(circuits), 1)
+	proofs, err := Prove(p, circuits, WithRS(r, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(proofs) != len(circuits) {
+		t.Fatalf("%d proofs for %d circuits", len(proofs), len(circuits))
+	}
+	for i, proof := range proofs {
+		if len(proof) != ProofBytes {
+			t.Fatalf("proof %d has %d bytes", i, len(proof))
+		}
+		ok, err := Verify(p, publicInputs(circuits[i]), proof)
+		if err != nil || !ok {
+			t.Fatalf("proof %d: valid=%v err=%v", i, ok, err)
+		}
+		wrong := append([]Scalar(nil), publicInputs(circuits[i])...)
+		wrong[0][0] ^= 1
+		if ok, err := Verify(p, wrong, proof); err != nil || ok {
+			t.Fatalf("proof %d verified a wrong public input: valid=%v err=%v", i, ok, err)
+		}
+	}
+	again, err := Prove(p, circuits, WithRS(r, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range proofs {
+		if !bytes.Equal(proofs[i], again[i]) {
+			t.Fatalf("proof %d differs between two runs with the same r and s", i)
+		}
+	}
+	random, err := Prove(p, circuits[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Verify(p, publicInputs(circuits[0]), random[0]); err != nil || !ok {
+		t.Fatalf("a proof with random r, s: valid=%v err=%v", ok, err)
+	}
+	info, err := p.Info()
+	if err != nil || info.DomainSize != 1024 || info.NumInputs != len(circuits[0].Inputs) || info.LLen != len(circuits[0].Aux) {
+		t.Fatalf("Info: %+v, %v", info, err)
+	}
+}
+
+func TestSplitAPI(t *testing.T) {
+	p, circuits := fixture(t)
+	r, s := blinding(len(circuits), 2)
+	want, err := Prove(p, circuits, WithRS(r, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The caller's memory may be reused as soon as ProveStart returns.
+	copies := make([]Assignment, len(circuits))
+	for i, c := range circuits {
+		copies[i] = c
+		copies[i].A = append([]Scalar(nil), c.A...)
+	}
+	job, err := ProveStart(p, copies, WithRS(r, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range copies {
+		for j := range copies[i].A {
+			copies[i].A[j] = Scalar{}
+		}
+	}
+	got, err := job.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if !bytes.Equal(want[i], got[i]) {
+			t.Fatalf("split proof %d differs from Prove's", i)
+		}
+	}
+	if _, err := job.Finish(); !errors.Is(err, ErrBadState) {
+		t.Fatalf("second Finish: %v", err)
+	}
+	if err := job.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Closing a job that was not finished cancels it; Finish then fails.
+	job, err = ProveStart(p, circuits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Close()
+	job.Close()
+	if _, err := job.Finish(); !errors.Is(err, ErrBadState) {
+		t.Fatalf("Finish after Close: %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	p, circuits := fixture(t)
+	check := func(what string, err error, want *Error) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Fatalf("%s: got %v, want status %v", what, err, want.Status)
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Message == "" {
+			t.Fatalf("%s: %v carries no message", what, err)
+		}
+	}
+	_, err := LoadParams(filepath.Join(t.TempDir(), "missing.params"))
+	check("missing file", err, ErrIO)
+
+	data, err := os.ReadFile(paramsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(t.TempDir(), "truncated.params")
+	if err := os.WriteFile(truncated, data[:len(data)-100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadParams(truncated)
+	check("truncated file", err, ErrParamsFormat)
+
+	_, err = Prove(p, nil)
+	check("no circuits", err, ErrInvalidArgument)
+	r, s := blinding(1, 3)
+	_, err = Prove(p, circuits, WithRS(r, s))
+	check("one r for three circuits", err, ErrInvalidArgument)
+
+	short := circuits[0]
+	short.Aux = short.Aux[:len(short.Aux)-1]
+	_, err = Prove(p, []Assignment{short})
+	check("an aux vector one short", err, ErrSizeMismatch)
+
+	_, err = Prove(p, circuits, WithSealProof(abi.RegisteredSealProof_StackedDrg32GiBV1_1))
+	check("three circuits for a 32 GiB PoRep", err, ErrSizeMismatch)
+	if n, err := PoRepPartitions(abi.RegisteredSealProof_StackedDrg64GiBV1_1); n != 10 || err != nil {
+		t.Fatalf("64 GiB partitions: %d, %v", n, err)
+	}
+	_, err = PoRepPartitions(abi.RegisteredSealProof_StackedDrg32GiBV1_2_Feat_NiPoRep)
+	check("NI-PoRep", err, ErrUnsupported)
+
+	proofs, err := Prove(p, circuits[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Verify(p, publicInputs(circuits[0]), proofs[0][:100])
+	check("a short proof", err, ErrSizeMismatch)
+	_, err = Verify(p, publicInputs(circuits[0])[1:], proofs[0])
+	check("too few public inputs", err, ErrSizeMismatch)
+
+	_, err = ReadWitness(bytes.NewReader([]byte("not a witness file")))
+	check("a witness file of garbage", err, ErrInvalidArgument)
+
+	closed, err := LoadParams(paramsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	closed.Close()
+	_, err = Prove(closed, circuits)
+	check("closed parameters", err, ErrBadState)
+	_, err = closed.Info()
+	check("Info on closed parameters", err, ErrBadState)
+}
+
+func TestConcurrentUse(t *testing.T) {
+	p, circuits := fixture(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for k := 0; k < 3; k++ {
+				c := circuits[(g+k)%len(circuits)]
+				proofs, err := Prove(p, []Assignment{c})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ok, err := Verify(p, publicInputs(c), proofs[0]); err != nil || !ok {
+					errs <- errors.Join(errors.New("a proof made concurrently does not verify"), err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
