@@ -10,12 +10,17 @@
 #[path = "../compat/bellperson-tests/src/lib.rs"]
 mod cases;
 
-use bellperson::groth16::{create_proof_batch, generate_random_parameters, prepare_verifying_key, verify_proof};
+use bellperson::groth16::{
+    create_proof_batch, generate_random_parameters, prepare_verifying_key, verify_proof,
+};
 use blstrs::Bls12;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/compat/bellperson-tests/fixtures/proofs.txt");
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/compat/bellperson-tests/fixtures/proofs.txt"
+);
 
 #[test]
 fn bellperson_cpu_proofs_equal_the_fixture() {
@@ -29,7 +34,8 @@ fn bellperson_cpu_proofs_equal_the_fixture() {
             &mut ChaCha8Rng::seed_from_u64(case.setup_seed),
         )
         .unwrap();
-        let proofs = create_proof_batch(case.circuits.clone(), &params, case.r.clone(), case.s.clone()).unwrap();
+        let proofs =
+            create_proof_batch(case.circuits.clone(), &params, case.r.clone(), case.s.clone()).unwrap();
         let pvk = prepare_verifying_key(&params.vk);
         for (i, proof) in proofs.iter().enumerate() {
             assert!(
@@ -46,7 +52,8 @@ fn bellperson_cpu_proofs_equal_the_fixture() {
     if std::env::var_os("C2P_UPDATE_FIXTURES").is_some() {
         std::fs::write(FIXTURE, &text).unwrap();
     }
-    let recorded = std::fs::read_to_string(FIXTURE).expect("the fixture exists (C2P_UPDATE_FIXTURES=1 writes it)");
+    let recorded =
+        std::fs::read_to_string(FIXTURE).expect("the fixture exists (C2P_UPDATE_FIXTURES=1 writes it)");
     assert_eq!(
         cases::parse_fixture(&recorded),
         cases::parse_fixture(&text),
