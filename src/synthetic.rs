@@ -302,6 +302,7 @@ impl Circuit {
             a: g1.mul_many(&a),
             b_g1: g1.mul_many(&b),
             b_g2: g2.mul_many(&b),
+            device: Default::default(),
         }
     }
 }

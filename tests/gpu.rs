@@ -330,3 +330,116 @@ mod curves {
         check_curve::<G2>("G2");
     }
 }
+
+mod msm {
+    use super::gpu;
+    use c2prover::cpu::msm::dense_msm;
+    use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+    use c2prover::gpu::{msm_g1, msm_g2, upload_g1, upload_g2};
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+    use rayon::prelude::*;
+
+    /// `distinct` random points (with infinity, P and −P among them),
+    /// repeated to n: repeated points are a case of their own.
+    fn g1_points(n: usize, distinct: usize, seed: u64) -> Vec<G1Affine> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ks: Vec<Fr> = (0..distinct).map(|_| Fr::random(&mut rng)).collect();
+        let mut base: Vec<G1> = ks.par_iter().map(|k| G1::generator().mul(k)).collect();
+        if distinct > 3 {
+            base[1] = G1::identity();
+            base[2] = -base[0];
+        }
+        let base = G1::batch_to_affine(&base);
+        (0..n).map(|i| base[i % distinct]).collect()
+    }
+
+    fn g2_points(n: usize, distinct: usize, seed: u64) -> Vec<G2Affine> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ks: Vec<Fr> = (0..distinct).map(|_| Fr::random(&mut rng)).collect();
+        let mut base: Vec<G2> = ks.par_iter().map(|k| G2::generator().mul(k)).collect();
+        if distinct > 3 {
+            base[1] = G2::identity();
+            base[2] = -base[0];
+        }
+        let base = G2::batch_to_affine(&base);
+        (0..n).map(|i| base[i % distinct]).collect()
+    }
+
+    /// Scalars: `zeros` % zeros, `ones` % ones, a few r − 1 and small
+    /// values, the rest random.
+    fn scalars(n: usize, zeros: u32, ones: u32, seed: u64) -> Vec<Fr> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                let roll = rng.next_u32() % 100;
+                if roll < zeros {
+                    Fr::ZERO
+                } else if roll < zeros + ones {
+                    Fr::ONE
+                } else if roll == 99 {
+                    -Fr::ONE
+                } else if roll == 98 {
+                    Fr::from_u64(rng.next_u64() % 1000)
+                } else {
+                    Fr::random(&mut rng)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn g1_msm_equals_blst() {
+        let _gpu = gpu("g1_msm_equals_blst");
+        let sizes = [
+            1usize,
+            2,
+            3,
+            7,
+            64,
+            100,
+            1000,
+            4099,
+            1 << 14,
+            1 << 16,
+            (1 << 18) + 5,
+            1 << 20,
+            1 << 22,
+        ];
+        let points = g1_points(1 << 22, 1 << 14, 1);
+        let device = upload_g1(&points).unwrap();
+        for (k, &n) in sizes.iter().enumerate() {
+            for (zeros, ones) in [(0, 0), (49, 30), (100, 0), (0, 100)] {
+                let s = scalars(n, zeros, ones, 100 + k as u64);
+                let want = dense_msm(&points[..n], &s).to_affine();
+                let got = msm_g1(&device, 0, &s).unwrap().to_affine();
+                assert_eq!(got, want, "G1 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
+            }
+        }
+        // With an offset into the resident vector, and all scalars equal
+        // (every point in one bucket per window).
+        let s = vec![Fr::from_u64(123456789); 100_000];
+        let want = dense_msm(&points[777..777 + s.len()], &s).to_affine();
+        assert_eq!(msm_g1(&device, 777, &s).unwrap().to_affine(), want, "one bucket");
+        assert!(msm_g1(&device, points.len() - 10, &s).is_err(), "out of range");
+        let empty: Vec<Fr> = Vec::new();
+        assert!(msm_g1(&device, 0, &empty).unwrap().is_identity());
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn g2_msm_equals_blst() {
+        let _gpu = gpu("g2_msm_equals_blst");
+        let points = g2_points(1 << 18, 1 << 12, 2);
+        let device = upload_g2(&points).unwrap();
+        for (k, &n) in [1usize, 2, 5, 100, 1000, 1 << 14, 1 << 18].iter().enumerate() {
+            for (zeros, ones) in [(0, 0), (49, 30)] {
+                let s = scalars(n, zeros, ones, 200 + k as u64);
+                let want = dense_msm(&points[..n], &s).to_affine();
+                let got = msm_g2(&device, 0, &s).unwrap().to_affine();
+                assert_eq!(got, want, "G2 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
+            }
+        }
+    }
+}

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../common.cuh"
+#include "host.cuh"
 #include "../ntt/ntt.cuh"
 
 using c2p::fr_t;
@@ -40,129 +41,22 @@ struct c2p_h_timing {
 
 namespace {
 
-// A device buffer freed when it goes out of scope.
-struct dev_buf {
-    fr_t* ptr = nullptr;
-    ~dev_buf() {
-        if (ptr) cudaFree(ptr);
-    }
-    cudaError_t alloc(size_t n) { return cudaMalloc(&ptr, n * sizeof(fr_t)); }
-};
-
-struct event_t {
-    cudaEvent_t ev = nullptr;
-    ~event_t() {
-        if (ev) cudaEventDestroy(ev);
-    }
-};
+using dev_buf = c2p::host::dev_array<fr_t>;
+using c2p::host::event_t;
+using c2p::host::MAX_DEVICES;
+using c2p::host::staging;
+using c2p::host::staging_t;
+using c2p::host::staging_buffers;
+using c2p::host::staged_upload;
+using c2p::host::staged_download;
+using c2p::host::env_unsigned;
 
 // ω^j (j < m/2) per device and domain size, built on first use and kept for
 // the life of the process (never freed while a kernel may read them): at
 // most 16·m bytes for each domain size a device has seen.
-constexpr int MAX_DEVICES = 64;
 constexpr int MAX_LOG_M = 32;
 const fr_t* twiddles[MAX_DEVICES][MAX_LOG_M];
 std::mutex twiddles_lock;
-
-// Pinned staging for uploads: two 64 MiB page-locked buffers per device,
-// allocated on first use and kept for the life of the process (128 MiB of
-// pinned host memory per device). The caller's pageable vectors are copied
-// into one buffer by several host threads while the other buffer's DMA to
-// the device runs.
-constexpr size_t STAGE_BYTES = 64ull << 20;
-struct staging_t {
-    void* buf[2] = {nullptr, nullptr};
-    cudaEvent_t done[2] = {nullptr, nullptr};
-    std::mutex lock;  // one upload at a time per device
-};
-staging_t staging[MAX_DEVICES];
-
-cudaError_t staging_buffers(int device, staging_t** out) {
-    staging_t& st = staging[device];
-    for (int i = 0; i < 2; i++) {
-        if (!st.buf[i]) C2P_CUDA_OK(cudaHostAlloc(&st.buf[i], STAGE_BYTES, cudaHostAllocDefault));
-        if (!st.done[i]) C2P_CUDA_OK(cudaEventCreateWithFlags(&st.done[i], cudaEventDisableTiming));
-    }
-    *out = &st;
-    return cudaSuccess;
-}
-
-// A positive integer from the environment (tuning knobs), or `fallback`.
-unsigned env_unsigned(const char* name, unsigned fallback) {
-    const char* v = getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    unsigned long n = strtoul(v, &end, 10);
-    return (*end == 0 && n > 0 && n < 1024) ? (unsigned)n : fallback;
-}
-
-// Host threads per staging copy: $C2P_STAGE_THREADS, else up to 16 (one
-// thread moves pageable to pinned memory at ~5-10 GB/s).
-unsigned stage_threads() {
-    static const unsigned n =
-        env_unsigned("C2P_STAGE_THREADS", std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
-    return n;
-}
-
-// memcpy split over stage_threads() host threads. Falls back to fewer
-// threads if threads cannot start.
-void parallel_copy(void* dst, const void* src, size_t n) {
-    unsigned threads = stage_threads();
-    if (n < (4u << 20) || threads == 1) {
-        memcpy(dst, src, n);
-        return;
-    }
-    size_t part = ((n + threads - 1) / threads + 63) & ~(size_t)63;
-    std::vector<std::thread> workers;
-    size_t off = 0;
-    try {
-        for (; off + part < n; off += part)
-            workers.emplace_back([=] { memcpy((char*)dst + off, (const char*)src + off, part); });
-    } catch (...) {
-        // Could not start a thread: the rest is copied here.
-    }
-    memcpy((char*)dst + off, (const char*)src + off, n - off);
-    for (auto& w : workers) w.join();
-}
-
-// dst (device) <- src (pageable host), `bytes` long, through the staging
-// buffers on `stream`; `slot` alternates between the two buffers.
-cudaError_t staged_upload(void* dst, const void* src, size_t bytes, staging_t& st, int& slot, cudaStream_t stream) {
-    for (size_t off = 0; off < bytes; off += STAGE_BYTES) {
-        size_t len = std::min(STAGE_BYTES, bytes - off);
-        C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));  // the buffer's last DMA is over
-        parallel_copy(st.buf[slot], (const char*)src + off, len);
-        C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
-        C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
-        slot ^= 1;
-    }
-    return cudaSuccess;
-}
-
-// dst (pageable host) <- src (device), `bytes` long, through the staging
-// buffers: the DMA of one chunk runs while host threads copy the previous
-// one out (which also spreads the page faults of a fresh destination over
-// those threads; a single cudaMemcpy to fresh pageable memory faults them
-// in one at a time, ~1 GB/s).
-cudaError_t staged_download(void* dst, const void* src, size_t bytes, staging_t& st, cudaStream_t stream) {
-    const size_t chunks = (bytes + STAGE_BYTES - 1) / STAGE_BYTES;
-    auto len = [&](size_t i) { return std::min(STAGE_BYTES, bytes - i * STAGE_BYTES); };
-    for (size_t i = 0; i <= chunks; i++) {
-        if (i < chunks) {
-            const int slot = (int)(i & 1);
-            C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));
-            C2P_CUDA_OK(cudaMemcpyAsync(st.buf[slot], (const char*)src + i * STAGE_BYTES, len(i),
-                                        cudaMemcpyDeviceToHost, stream));
-            C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
-        }
-        if (i > 0) {
-            const int prev = (int)((i - 1) & 1);
-            C2P_CUDA_OK(cudaEventSynchronize(st.done[prev]));
-            parallel_copy((char*)dst + (i - 1) * STAGE_BYTES, st.buf[prev], len(i - 1));
-        }
-    }
-    return cudaSuccess;
-}
 
 cudaError_t launch_powers(fr_t* table, uint64_t n, fr_t base, fr_t start, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
@@ -252,15 +146,7 @@ cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, co
     return ntt(v, log_m, false, false, table, stream);
 }
 
-// A stream of its own (non-blocking: no implicit waits on the legacy
-// default stream, so calls on other threads and devices run alongside).
-struct stream_t {
-    cudaStream_t s = nullptr;
-    ~stream_t() {
-        if (s) cudaStreamDestroy(s);
-    }
-    cudaError_t create() { return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
-};
+using c2p::host::stream_t;
 
 // The H step. a, b, c are uploaded on one stream while the coset transforms
 // of those already on the device run on another (`overlap`), or all are

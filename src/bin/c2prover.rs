@@ -115,6 +115,9 @@ enum BenchWhat {
     H(BenchSizes),
     /// Kernel-level figures: Fr multiplications per second, device copy rate.
     Kernels,
+    /// GPU MSMs over resident points: dense G1 and G2, and a PoRep-shaped
+    /// witness vector (mostly zeros and ones).
+    Msm(BenchSizes),
 }
 
 #[derive(Args)]
@@ -165,6 +168,9 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchWhat::Kernels,
         } => bench_kernels(),
+        Command::Bench {
+            what: BenchWhat::Msm(a),
+        } => bench_msm(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -477,6 +483,80 @@ fn bench_kernels() -> Result<(), Error> {
         "kernels: {muls:.1} G Fr multiplications/s, device copy {copy:.0} GB/s (read + write, 2^27 x 32 B)"
     );
     Ok(())
+}
+
+/// Median wall time in ms of `runs` calls after one warm-up.
+#[cfg(feature = "cuda")]
+fn time_runs<T>(runs: usize, mut f: impl FnMut() -> Result<T, Error>) -> Result<f64, Error> {
+    f()?;
+    let mut times = Vec::new();
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        f()?;
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(times))
+}
+
+#[cfg(feature = "cuda")]
+fn bench_msm(args: BenchSizes) -> Result<(), Error> {
+    use c2prover::{G1, G2};
+    use rayon::prelude::*;
+    require_gpu()?;
+    let max = args.log2.iter().copied().max().unwrap_or(20);
+    // 2^16 distinct random points, tiled: the MSM's cost does not depend
+    // on the points being distinct.
+    let distinct = 1usize << 16;
+    let ks = random_evals(distinct, 0, 7);
+    let g1 = step("generating points", || {
+        let base: Vec<G1> = ks.par_iter().map(|k| G1::generator().mul(k)).collect();
+        let base = G1::batch_to_affine(&base);
+        (0..1usize << max).map(|i| base[i % distinct]).collect::<Vec<_>>()
+    });
+    let device_g1 = c2prover::gpu::upload_g1(&g1)?;
+    drop(g1);
+    for &log2 in &args.log2 {
+        let n = 1usize << log2;
+        let dense = random_evals(n, 0, 11);
+        let mut phases = None;
+        let ms = time_runs(args.runs, || {
+            c2prover::gpu::msm_g1_timed(&device_g1, 0, &dense).map(|(_, t)| phases = Some(t))
+        })?;
+        println!(
+            "msm g1 2^{log2} dense: median {ms:.1} ms ({:.1} M points/s, scalars uploaded from the host); last run: {:?}",
+            n as f64 / ms / 1e3,
+            phases.unwrap_or_default()
+        );
+        // PoRep's L vector: about half zeros, most of the rest ones.
+        let witness: Vec<Fr> = random_evals(n, 49, 12)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| if !v.is_zero() && i % 10 < 8 { Fr::ONE } else { v })
+            .collect();
+        let ms = time_runs(args.runs, || c2prover::gpu::msm_g1(&device_g1, 0, &witness))?;
+        println!("msm g1 2^{log2} witness (49 % zeros, ~41 % ones): median {ms:.1} ms");
+    }
+    drop(device_g1);
+    let g2_log2: Vec<u32> = args.log2.iter().copied().filter(|&l| l <= 24).collect();
+    if let Some(&g2_max) = g2_log2.iter().max() {
+        let g2 = step("generating G2 points", || {
+            let base: Vec<G2> = ks[..4096].par_iter().map(|k| G2::generator().mul(k)).collect();
+            let base = G2::batch_to_affine(&base);
+            (0..1usize << g2_max).map(|i| base[i % 4096]).collect::<Vec<_>>()
+        });
+        let device_g2 = c2prover::gpu::upload_g2(&g2)?;
+        for log2 in g2_log2 {
+            let dense = random_evals(1 << log2, 0, 13);
+            let ms = time_runs(args.runs, || c2prover::gpu::msm_g2(&device_g2, 0, &dense))?;
+            println!("msm g2 2^{log2} dense: median {ms:.1} ms");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn bench_msm(_: BenchSizes) -> Result<(), Error> {
+    require_gpu()
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -6,12 +6,30 @@
 use super::{HConstants, HTiming};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::Fr;
+use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
 use once_cell::sync::Lazy;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
     fn c2p_cuda_last_error() -> *const c_char;
+    fn c2p_cuda_points_upload(
+        device: c_int,
+        curve: c_int,
+        host: *const c_void,
+        n: usize,
+        out: *mut *mut c_void,
+    ) -> c_int;
+    fn c2p_cuda_points_free(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_msm(
+        device: c_int,
+        curve: c_int,
+        points: *const c_void,
+        offset: usize,
+        scalars: *const c_void,
+        n: usize,
+        out: *mut c_void,
+        timing: *mut MsmTiming,
+    ) -> c_int;
     fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
     fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
@@ -412,4 +430,145 @@ pub fn curve_op<P: GpuCurve>(op: CurveOp, p: &[P], q: &[P], q_affine: &[P::Affin
     };
     check(status, "GPU curve operation")?;
     Ok(out)
+}
+
+/// Which group a device point vector holds (the CUDA side's curve numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Curve {
+    G1 = 1,
+    G2 = 2,
+}
+
+/// Affine points held in device memory until dropped.
+pub struct DevicePoints {
+    device: c_int,
+    curve: Curve,
+    ptr: *mut c_void,
+    len: usize,
+}
+
+// SAFETY: the device array is only read by kernels after its upload; the
+// handle is an address, usable from any thread (the CUDA calls set the
+// device themselves).
+unsafe impl Send for DevicePoints {}
+// SAFETY: as above; no method mutates the array.
+unsafe impl Sync for DevicePoints {}
+
+impl DevicePoints {
+    fn upload<T>(curve: Curve, points: &[T]) -> Result<DevicePoints> {
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: `points` is a slice of blst affine points (G1Affine /
+        // G2Affine are repr(transparent) over them) of the curve named.
+        let status = unsafe {
+            c2p_cuda_points_upload(0, curve as c_int, points.as_ptr().cast(), points.len(), &mut ptr)
+        };
+        check(status, "uploading points to the GPU")?;
+        Ok(DevicePoints {
+            device: 0,
+            curve,
+            ptr,
+            len: points.len(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Device bytes held.
+    pub fn bytes(&self) -> usize {
+        self.len * if self.curve == Curve::G1 { 96 } else { 192 }
+    }
+
+    /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
+    /// Jacobian point of this vector's group).
+    fn msm_into(&self, offset: usize, scalars: &[Fr], out: *mut c_void) -> Result<MsmTiming> {
+        if offset + scalars.len() > self.len {
+            return Err(Error::size_mismatch(format!(
+                "{} scalars from point {offset} of {}",
+                scalars.len(),
+                self.len
+            )));
+        }
+        let mut timing = MsmTiming::default();
+        // SAFETY: the points are this handle's live device array, with
+        // offset + n in range (checked); the scalars are n valid Fr; `out`
+        // has room for one Jacobian point of the curve (the callers pass a
+        // G1 or G2 that matches `self.curve`); timing is a valid location.
+        let status = unsafe {
+            c2p_cuda_msm(
+                self.device,
+                self.curve as c_int,
+                self.ptr,
+                offset,
+                scalars.as_ptr().cast(),
+                scalars.len(),
+                out,
+                &mut timing,
+            )
+        };
+        check(status, "GPU MSM")?;
+        log::trace!("GPU MSM of {}: {timing:?}", scalars.len());
+        Ok(timing)
+    }
+}
+
+impl Drop for DevicePoints {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from c2p_cuda_points_upload and is freed once.
+        let status = unsafe { c2p_cuda_points_free(self.device, self.ptr) };
+        if status != 0 {
+            log::warn!("freeing device points failed (CUDA error {status})");
+        }
+    }
+}
+
+/// Where one GPU MSM's time went, in ms (the layout of `c2p_msm_timing`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MsmTiming {
+    pub upload_ms: f32,
+    pub split_ms: f32,
+    pub sort_ms: f32,
+    pub buckets_ms: f32,
+    pub reduce_ms: f32,
+}
+
+/// Σ scalars[i]·points[offset + i] over G1 on the GPU.
+pub fn msm_g1(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G1> {
+    msm_g1_timed(points, offset, scalars).map(|(p, _)| p)
+}
+
+/// `msm_g1` and where its time went.
+pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<(G1, MsmTiming)> {
+    if points.curve != Curve::G1 {
+        return Err(Error::invalid("G1 MSM over G2 points"));
+    }
+    let mut out = G1::identity();
+    let timing = points.msm_into(offset, scalars, (&mut out as *mut G1).cast())?;
+    Ok((out, timing))
+}
+
+/// Σ scalars[i]·points[offset + i] over G2 on the GPU.
+pub fn msm_g2(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G2> {
+    if points.curve != Curve::G2 {
+        return Err(Error::invalid("G2 MSM over G1 points"));
+    }
+    let mut out = G2::identity();
+    points.msm_into(offset, scalars, (&mut out as *mut G2).cast())?;
+    Ok(out)
+}
+
+/// Points of G1 on the GPU.
+pub fn upload_g1(points: &[G1Affine]) -> Result<DevicePoints> {
+    DevicePoints::upload(Curve::G1, points)
+}
+
+/// Points of G2 on the GPU.
+pub fn upload_g2(points: &[G2Affine]) -> Result<DevicePoints> {
+    DevicePoints::upload(Curve::G2, points)
 }

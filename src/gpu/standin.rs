@@ -5,7 +5,7 @@
 use super::HTiming;
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::Fr;
+use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
 
 /// Whether the GPU H step handles a domain of 2^log_m (never, here).
 pub fn handles_domain(_log_m: u32) -> bool {
@@ -37,5 +37,43 @@ pub fn quotient(
     _c: &[Fr],
     _overlap: bool,
 ) -> Result<(Vec<Fr>, HTiming)> {
+    Err(unsupported())
+}
+
+/// Device points (never created in this build).
+pub struct DevicePoints(());
+
+impl DevicePoints {
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    pub fn bytes(&self) -> usize {
+        0
+    }
+}
+
+pub fn upload_g1(_points: &[G1Affine]) -> Result<DevicePoints> {
+    Err(unsupported())
+}
+
+pub fn upload_g2(_points: &[G2Affine]) -> Result<DevicePoints> {
+    Err(unsupported())
+}
+
+pub fn msm_g1(_points: &DevicePoints, _offset: usize, _scalars: &[Fr]) -> Result<G1> {
+    Err(unsupported())
+}
+
+pub fn msm_g2(_points: &DevicePoints, _offset: usize, _scalars: &[Fr]) -> Result<G2> {
+    Err(unsupported())
+}
+
+/// Free device memory (no device in this build).
+pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }

@@ -55,6 +55,8 @@ pub struct Parameters {
     /// Inputs with B-density, then aux with B-density.
     pub b_g1: Vec<G1Affine>,
     pub b_g2: Vec<G2Affine>,
+    /// The points' copy in GPU memory, made by the first GPU proof.
+    pub device: crate::gpu::DeviceCache,
 }
 
 impl Parameters {
@@ -116,6 +118,7 @@ impl Parameters {
             a,
             b_g1,
             b_g2,
+            device: Default::default(),
         })
     }
 

@@ -24,6 +24,7 @@ use crate::gpu;
 use crate::params::Parameters;
 use crate::proof::Proof;
 use rand_core::{OsRng, RngCore};
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -98,6 +99,44 @@ pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[F
     Ok(())
 }
 
+/// The five MSMs on the GPU over the device copy of the parameters. The
+/// GPU splits each scalar vector itself (zeros skipped, ones summed); the
+/// density bitmaps select the scalars here.
+fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
+    let n_in = w.inputs.len();
+    let b_inp_points = w.b_inp_density.popcount;
+    let a_aux = select(w.aux, w.a_aux_density.words);
+    let b_inp = select(w.inputs, w.b_inp_density.words);
+    let b_aux = select(w.aux, w.b_aux_density.words);
+    Ok(QuerySums {
+        h: gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
+        l: gpu::msm_g1(&device.l, 0, w.aux)?,
+        a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1(&device.a, n_in, &a_aux)?,
+        b_g1: gpu::msm_g1(&device.b_g1, 0, &b_inp)? + gpu::msm_g1(&device.b_g1, b_inp_points, &b_aux)?,
+        b_g2: gpu::msm_g2(&device.b_g2, 0, &b_inp)? + gpu::msm_g2(&device.b_g2, b_inp_points, &b_aux)?,
+    })
+}
+
+/// The scalars whose bit is set in `density` (bit i = bit i % 64 of word
+/// i / 64), in order.
+fn select(scalars: &[Fr], density: &[u64]) -> Vec<Fr> {
+    const CHUNK: usize = 1 << 16; // a multiple of 64: whole bitmap words per chunk
+    scalars
+        .par_chunks(CHUNK)
+        .enumerate()
+        .flat_map_iter(|(c, chunk)| {
+            chunk
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| {
+                    let bit = c * CHUNK + i;
+                    (density[bit / 64] >> (bit % 64)) & 1 == 1
+                })
+                .map(|(_, s)| *s)
+        })
+        .collect()
+}
+
 fn prove_one(
     params: &Parameters,
     domain: &Domain,
@@ -133,12 +172,15 @@ fn prove_one(
     let b_inp_sel = Selection::Density(w.b_inp_density.words);
     let b_aux_sel = Selection::Density(w.b_aux_density.words);
 
-    let sums = QuerySums {
-        h: dense_msm(&params.h, &h),
-        l: witness_msm(&params.l, w.aux, Selection::All),
-        a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
-        b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),
-        b_g2: witness_msm(b2_inp, w.inputs, b_inp_sel) + witness_msm(b2_aux, w.aux, b_aux_sel),
+    let sums = match params.device.get_or_upload(params) {
+        Some(device) => gpu_sums(device, w, &h)?,
+        None => QuerySums {
+            h: dense_msm(&params.h, &h),
+            l: witness_msm(&params.l, w.aux, Selection::All),
+            a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
+            b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),
+            b_g2: witness_msm(b2_inp, w.inputs, b_inp_sel) + witness_msm(b2_aux, w.aux, b_aux_sel),
+        },
     };
     let msm_done = Instant::now();
     let proof = assemble(&params.vk, &sums, r, s);

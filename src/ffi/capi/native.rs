@@ -257,7 +257,7 @@ pub extern "C" fn c2p_params_info(params: *const c2p_params, out: *mut c2p_param
                 b_g1_len: p.b_g1.len(),
                 b_g2_len: p.b_g2.len(),
                 host_bytes: p.host_bytes() as u64,
-                device_bytes: 0,
+                device_bytes: p.device.bytes() as u64,
             },
         );
         Ok(())

@@ -1,0 +1,152 @@
+// Host-side helpers shared by the kernel files' entry points: owned device
+// buffers and events, and the pinned staging buffers through which large
+// host vectors move to and from the device.
+#pragma once
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "../common.cuh"
+
+namespace c2p {
+namespace host {
+
+constexpr int MAX_DEVICES = 64;
+
+// A device buffer freed when it goes out of scope.
+template <class T>
+struct dev_array {
+    T* ptr = nullptr;
+    dev_array() = default;
+    dev_array(const dev_array&) = delete;
+    dev_array& operator=(const dev_array&) = delete;
+    ~dev_array() {
+        if (ptr) cudaFree(ptr);
+    }
+    cudaError_t alloc(size_t n) { return cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)); }
+};
+
+struct event_t {
+    cudaEvent_t ev = nullptr;
+    ~event_t() {
+        if (ev) cudaEventDestroy(ev);
+    }
+};
+
+// A stream of its own (non-blocking: no implicit waits on the legacy
+// default stream, so calls on other threads and devices run alongside).
+struct stream_t {
+    cudaStream_t s = nullptr;
+    ~stream_t() {
+        if (s) cudaStreamDestroy(s);
+    }
+    cudaError_t create() { return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
+};
+
+// Pinned staging for uploads: two 64 MiB page-locked buffers per device,
+// allocated on first use and kept for the life of the process (128 MiB of
+// pinned host memory per device). The caller's pageable vectors are copied
+// into one buffer by several host threads while the other buffer's DMA to
+// the device runs.
+constexpr size_t STAGE_BYTES = 64ull << 20;
+struct staging_t {
+    void* buf[2] = {nullptr, nullptr};
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    std::mutex lock;  // one upload at a time per device
+};
+inline staging_t staging[MAX_DEVICES];
+
+inline cudaError_t staging_buffers(int device, staging_t** out) {
+    staging_t& st = staging[device];
+    for (int i = 0; i < 2; i++) {
+        if (!st.buf[i]) C2P_CUDA_OK(cudaHostAlloc(&st.buf[i], STAGE_BYTES, cudaHostAllocDefault));
+        if (!st.done[i]) C2P_CUDA_OK(cudaEventCreateWithFlags(&st.done[i], cudaEventDisableTiming));
+    }
+    *out = &st;
+    return cudaSuccess;
+}
+
+// A positive integer from the environment (tuning knobs), or `fallback`.
+inline unsigned env_unsigned(const char* name, unsigned fallback) {
+    const char* v = getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    unsigned long n = strtoul(v, &end, 10);
+    return (*end == 0 && n > 0 && n < 1024) ? (unsigned)n : fallback;
+}
+
+// Host threads per staging copy: $C2P_STAGE_THREADS, else up to 16 (one
+// thread moves pageable to pinned memory at ~5-10 GB/s).
+inline unsigned stage_threads() {
+    static const unsigned n =
+        env_unsigned("C2P_STAGE_THREADS", std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+    return n;
+}
+
+// memcpy split over stage_threads() host threads. Falls back to fewer
+// threads if threads cannot start.
+inline void parallel_copy(void* dst, const void* src, size_t n) {
+    unsigned threads = stage_threads();
+    if (n < (4u << 20) || threads == 1) {
+        memcpy(dst, src, n);
+        return;
+    }
+    size_t part = ((n + threads - 1) / threads + 63) & ~(size_t)63;
+    std::vector<std::thread> workers;
+    size_t off = 0;
+    try {
+        for (; off + part < n; off += part)
+            workers.emplace_back([=] { memcpy((char*)dst + off, (const char*)src + off, part); });
+    } catch (...) {
+        // Could not start a thread: the rest is copied here.
+    }
+    memcpy((char*)dst + off, (const char*)src + off, n - off);
+    for (auto& w : workers) w.join();
+}
+
+// dst (device) <- src (pageable host), `bytes` long, through the staging
+// buffers on `stream`; `slot` alternates between the two buffers.
+inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, staging_t& st, int& slot, cudaStream_t stream) {
+    for (size_t off = 0; off < bytes; off += STAGE_BYTES) {
+        size_t len = std::min(STAGE_BYTES, bytes - off);
+        C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));  // the buffer's last DMA is over
+        parallel_copy(st.buf[slot], (const char*)src + off, len);
+        C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
+        C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
+        slot ^= 1;
+    }
+    return cudaSuccess;
+}
+
+// dst (pageable host) <- src (device), `bytes` long, through the staging
+// buffers: the DMA of one chunk runs while host threads copy the previous
+// one out (which also spreads the page faults of a fresh destination over
+// those threads; a single cudaMemcpy to fresh pageable memory faults them
+// in one at a time, ~1 GB/s).
+inline cudaError_t staged_download(void* dst, const void* src, size_t bytes, staging_t& st, cudaStream_t stream) {
+    const size_t chunks = (bytes + STAGE_BYTES - 1) / STAGE_BYTES;
+    auto len = [&](size_t i) { return std::min(STAGE_BYTES, bytes - i * STAGE_BYTES); };
+    for (size_t i = 0; i <= chunks; i++) {
+        if (i < chunks) {
+            const int slot = (int)(i & 1);
+            C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));
+            C2P_CUDA_OK(cudaMemcpyAsync(st.buf[slot], (const char*)src + i * STAGE_BYTES, len(i),
+                                        cudaMemcpyDeviceToHost, stream));
+            C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
+        }
+        if (i > 0) {
+            const int prev = (int)((i - 1) & 1);
+            C2P_CUDA_OK(cudaEventSynchronize(st.done[prev]));
+            parallel_copy((char*)dst + (i - 1) * STAGE_BYTES, st.buf[prev], len(i - 1));
+        }
+    }
+    return cudaSuccess;
+}
+
+}  // namespace host
+}  // namespace c2p

@@ -1,0 +1,343 @@
+// Multi-scalar multiplication on the GPU: points resident on the device
+// (uploaded once per parameters handle), scalars from the host in the
+// caller's Montgomery form, the result back as a Jacobian point in blst's
+// layout (blst_p1 / blst_p2). See msm/pippenger.cuh for the method.
+//
+// Device memory per call, besides the resident points: the scalars (32·n
+// bytes), two flag bytes and two indices per scalar, the sort buffers for a
+// group of windows (16 bytes per entry, entries = windows in the group ×
+// scalars that are not 0 or 1; groups are sized to stay within 2 GiB), CUB's
+// temporary storage, and the buckets (windows × (2^(c−1) + 1) points). All
+// of it is freed before the call returns, on success and on failure.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "../common.cuh"
+#include "../msm/pippenger.cuh"
+#include "host.cuh"
+
+using c2p::fr_t;
+using c2p::host::dev_array;
+using c2p::host::stream_t;
+
+// Where one MSM's time went (CUDA events, ms): scalar upload; the split
+// (classification, selection, the sum of the ones); digits and sort; bucket
+// sums; bucket reduction and window combination.
+struct c2p_msm_timing {
+    float upload_ms, split_ms, sort_ms, buckets_ms, reduce_ms;
+};
+
+namespace {
+
+constexpr unsigned THREADS = 128;
+
+// Elapsed ms between two events recorded on a stream that has completed.
+float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, a.ev, b.ev) == cudaSuccess ? ms : 0.0f;
+}
+constexpr size_t GROUP_BYTES = 2ull << 30;  // sort buffers per window group
+
+unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+
+// Window width from the number of scalars that reach the buckets: about
+// log2(m) − 3 bits (each window then costs about m additions for the
+// buckets and 2^c for their reduction), between 4 and 16.
+int window_bits(size_t m) {
+    int log_m = 0;
+    while (log_m < 40 && (1ull << (log_m + 1)) <= m) log_m++;
+    int c = log_m - 3;
+    return c < 4 ? 4 : (c > 16 ? 16 : c);
+}
+
+int bits_for(uint64_t n) {
+    int b = 1;
+    while (b < 32 && (1ull << b) < n) b++;
+    return b;
+}
+
+// Runs the CUB algorithm `f(temp, bytes)` twice: to size, then to run.
+template <class Fn>
+cudaError_t with_temp(dev_array<uint8_t>& temp, size_t& temp_bytes, Fn f) {
+    size_t need = 0;
+    C2P_CUDA_OK(f(nullptr, need));
+    if (need > temp_bytes) {
+        if (temp.ptr) cudaFree(temp.ptr);
+        temp.ptr = nullptr;
+        temp_bytes = 0;
+        C2P_CUDA_OK(temp.alloc(need));
+        temp_bytes = need;
+    }
+    return f(temp.ptr, need);
+}
+
+template <class T>
+cudaError_t to_host(T* dst, const T* src, cudaStream_t s) {
+    C2P_CUDA_OK(cudaMemcpyAsync(dst, src, sizeof(T), cudaMemcpyDeviceToHost, s));
+    return cudaStreamSynchronize(s);
+}
+
+// Σ points[which[i]] for i < n into *out, by a tree of chunk sums.
+template <class F>
+cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, size_t n, c2p::jacobian_t<F>* out,
+                       cudaStream_t s) {
+    using J = c2p::jacobian_t<F>;
+    constexpr uint32_t L = 64;
+    if (n == 0) {
+        c2p::msm::fill_infinity<F><<<1, 1, 0, s>>>(out, 1);
+        return cudaGetLastError();
+    }
+    size_t parts = (n + L - 1) / L;
+    dev_array<J> a, b;
+    C2P_CUDA_OK(a.alloc(parts));
+    C2P_CUDA_OK(b.alloc((parts + L - 1) / L));
+    c2p::msm::sum_indexed<F><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    J *in = a.ptr, *next = b.ptr;
+    while (parts > 1) {
+        size_t fewer = (parts + L - 1) / L;
+        c2p::msm::sum_jacobian<F><<<blocks(fewer), THREADS, 0, s>>>(in, parts, L, next);
+        C2P_CUDA_OK(cudaGetLastError());
+        std::swap(in, next);
+        parts = fewer;
+    }
+    return cudaMemcpyAsync(out, in, sizeof(J), cudaMemcpyDeviceToDevice, s);
+}
+
+template <class F>
+cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_scalars, size_t n,
+                c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
+    using J = c2p::jacobian_t<F>;
+    C2P_CUDA_OK(cudaSetDevice(device));
+    stream_t stream;
+    C2P_CUDA_OK(stream.create());
+    cudaStream_t s = stream.s;
+    c2p::host::event_t ev[6];
+    for (auto& e : ev) C2P_CUDA_OK(cudaEventCreate(&e.ev));
+    c2p_msm_timing t{};
+    C2P_CUDA_OK(cudaEventRecord(ev[0].ev, s));
+    dev_array<uint8_t> temp;
+    size_t temp_bytes = 0;
+
+    // 1. Scalars to canonical form, classified.
+    dev_array<fr_t> scalars;
+    dev_array<uint8_t> is_one, is_other;
+    dev_array<uint32_t> ones, others, counts_sel;
+    C2P_CUDA_OK(scalars.alloc(n));
+    C2P_CUDA_OK(is_one.alloc(n));
+    C2P_CUDA_OK(is_other.alloc(n));
+    C2P_CUDA_OK(ones.alloc(n));
+    C2P_CUDA_OK(others.alloc(n));
+    C2P_CUDA_OK(counts_sel.alloc(2));
+    {
+        c2p::host::staging_t* st = nullptr;
+        std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
+        C2P_CUDA_OK(c2p::host::staging_buffers(device, &st));
+        int slot = 0;
+        C2P_CUDA_OK(c2p::host::staged_upload(scalars.ptr, host_scalars, n * sizeof(fr_t), *st, slot, s));
+        C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
+    }
+    C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
+    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars.ptr, n, is_one.ptr, is_other.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    thrust::counting_iterator<uint32_t> index(0);
+    C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+        return cub::DeviceSelect::Flagged(t, b, index, is_one.ptr, ones.ptr, counts_sel.ptr, n, s);
+    }));
+    C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+        return cub::DeviceSelect::Flagged(t, b, index, is_other.ptr, others.ptr, counts_sel.ptr + 1, n, s);
+    }));
+    uint32_t selected[2];
+    C2P_CUDA_OK(cudaMemcpyAsync(selected, counts_sel.ptr, sizeof selected, cudaMemcpyDeviceToHost, s));
+    C2P_CUDA_OK(cudaStreamSynchronize(s));
+    const size_t n_ones = selected[0], m = selected[1];
+
+    // 2. The ones: a plain sum.
+    dev_array<J> extra;
+    C2P_CUDA_OK(extra.alloc(1));
+    C2P_CUDA_OK(sum_listed<F>(points, ones.ptr, n_ones, extra.ptr, s));
+    C2P_CUDA_OK(cudaEventRecord(ev[2].ev, s));
+    C2P_CUDA_OK(cudaEventSynchronize(ev[2].ev));
+    t.upload_ms = elapsed(ev[0], ev[1]);
+    t.split_ms = elapsed(ev[1], ev[2]);
+
+    // 3-5. The rest: Pippenger.
+    const int c = window_bits(m);
+    const int windows = (256 + c - 1) / c;
+    const uint32_t B = 1u << (c - 1);
+    dev_array<J> buckets, seg_sums, window_sums, result;
+    const uint32_t segments = B < 128 ? B : 128;
+    C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1)));
+    C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments));
+    C2P_CUDA_OK(window_sums.alloc(windows));
+    C2P_CUDA_OK(result.alloc(1));
+    c2p::msm::fill_infinity<F><<<blocks((size_t)windows * (B + 1)), THREADS, 0, s>>>(buckets.ptr,
+                                                                                      (size_t)windows * (B + 1));
+    C2P_CUDA_OK(cudaGetLastError());
+    if (m > 0) {
+        size_t group = GROUP_BYTES / (16 * m);
+        group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
+        const size_t cap = group * m;
+        dev_array<uint32_t> keys, values, keys_sorted, values_sorted, run_keys, run_counts, run_offsets,
+            chunk_offsets, n_runs, max_count;
+        C2P_CUDA_OK(keys.alloc(cap));
+        C2P_CUDA_OK(values.alloc(cap));
+        C2P_CUDA_OK(keys_sorted.alloc(cap));
+        C2P_CUDA_OK(values_sorted.alloc(cap));
+        C2P_CUDA_OK(run_keys.alloc(cap));
+        C2P_CUDA_OK(run_counts.alloc(cap));
+        C2P_CUDA_OK(run_offsets.alloc(cap));
+        C2P_CUDA_OK(chunk_offsets.alloc(cap + 1));
+        C2P_CUDA_OK(n_runs.alloc(1));
+        C2P_CUDA_OK(max_count.alloc(1));
+        for (int w0 = 0; w0 < windows; w0 += (int)group) {
+            const int nw = windows - w0 < (int)group ? windows - w0 : (int)group;
+            const size_t entries = (size_t)nw * m;
+            C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
+            c2p::msm::digits<<<blocks(m), THREADS, 0, s>>>(scalars.ptr, others.ptr, m, c, w0, nw, keys.ptr,
+                                                            values.ptr);
+            C2P_CUDA_OK(cudaGetLastError());
+            const int end_bit = bits_for((uint64_t)nw * (B + 1));
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+                return cub::DeviceRadixSort::SortPairs(t, b, keys.ptr, keys_sorted.ptr, values.ptr, values_sorted.ptr,
+                                                       entries, 0, end_bit, s);
+            }));
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+                return cub::DeviceRunLengthEncode::Encode(t, b, keys_sorted.ptr, run_keys.ptr, run_counts.ptr,
+                                                          n_runs.ptr, entries, s);
+            }));
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+                return cub::DeviceReduce::Max(t, b, run_counts.ptr, max_count.ptr, entries, s);
+            }));
+            C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
+            uint32_t runs = 0, largest = 0;
+            C2P_CUDA_OK(to_host(&runs, n_runs.ptr, s));
+            C2P_CUDA_OK(to_host(&largest, max_count.ptr, s));
+            // Chunks of at most L entries, with L large enough that no bucket
+            // has more than ~256 chunks to add afterwards.
+            const uint32_t L = std::max<uint32_t>(32, (largest + 255) / 256);
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+                return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
+            }));
+            c2p::msm::count_chunks<<<blocks(runs + 1), THREADS, 0, s>>>(run_counts.ptr, run_keys.ptr, runs, B, L,
+                                                                         chunk_offsets.ptr);
+            C2P_CUDA_OK(cudaGetLastError());
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+                return cub::DeviceScan::ExclusiveSum(t, b, chunk_offsets.ptr, chunk_offsets.ptr, runs + 1, s);
+            }));
+            uint32_t total = 0;
+            C2P_CUDA_OK(to_host(&total, chunk_offsets.ptr + runs, s));
+            dev_array<c2p::msm::chunk_t> chunks;
+            dev_array<J> partial;
+            C2P_CUDA_OK(chunks.alloc(total));
+            C2P_CUDA_OK(partial.alloc(total));
+            c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
+                                                                    chunk_offsets.ptr, runs, L, chunks.ptr);
+            C2P_CUDA_OK(cudaGetLastError());
+            c2p::msm::sum_chunks<F><<<blocks(total), THREADS, 0, s>>>(points, values_sorted.ptr, chunks.ptr, total,
+                                                                       partial.ptr);
+            C2P_CUDA_OK(cudaGetLastError());
+            c2p::msm::sum_runs<F><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
+                                                                    runs, buckets.ptr + (size_t)w0 * (B + 1));
+            C2P_CUDA_OK(cudaGetLastError());
+            // chunks and partial are freed here: wait for their kernels.
+            C2P_CUDA_OK(cudaEventRecord(ev[5].ev, s));
+            C2P_CUDA_OK(cudaStreamSynchronize(s));
+            t.sort_ms += elapsed(ev[3], ev[4]);
+            t.buckets_ms += elapsed(ev[4], ev[5]);
+        }
+    }
+    C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
+    c2p::msm::reduce_segments<F><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(buckets.ptr, windows, B,
+                                                                                         segments, seg_sums.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    c2p::msm::sum_segments<F><<<blocks(windows), THREADS, 0, s>>>(seg_sums.ptr, windows, segments, window_sums.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    c2p::msm::combine_windows<F><<<1, 1, 0, s>>>(window_sums.ptr, windows, c, extra.ptr, result.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
+    C2P_CUDA_OK(cudaMemcpyAsync(host_out, result.ptr, sizeof(J), cudaMemcpyDeviceToHost, s));
+    C2P_CUDA_OK(cudaStreamSynchronize(s));
+    t.reduce_ms = elapsed(ev[3], ev[4]);
+    if (timing) *timing = t;
+    return cudaSuccess;
+}
+
+bool curve_ok(int curve) { return curve == 1 || curve == 2; }
+size_t affine_bytes(int curve) { return curve == 1 ? sizeof(c2p::affine_t<c2p::fp_t>) : sizeof(c2p::affine_t<c2p::fp2_t>); }
+
+}  // namespace
+
+// Copies n affine points of G1 (curve 1, blst_p1_affine) or G2 (curve 2,
+// blst_p2_affine) to device `device`; *out is the device array, freed with
+// c2p_cuda_points_free.
+extern "C" int c2p_cuda_points_upload(int device, int curve, const void* host, size_t n, void** out) {
+    *out = nullptr;
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_points_upload arguments", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    auto run = [&]() -> cudaError_t {
+        C2P_CUDA_OK(cudaSetDevice(device));
+        const size_t bytes = n * affine_bytes(curve);
+        void* ptr = nullptr;
+        C2P_CUDA_OK(cudaMalloc(&ptr, bytes ? bytes : 1));
+        stream_t stream;
+        cudaError_t err = stream.create();
+        if (err == cudaSuccess && bytes) {
+            c2p::host::staging_t* st = nullptr;
+            std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
+            err = c2p::host::staging_buffers(device, &st);
+            int slot = 0;
+            if (err == cudaSuccess) err = c2p::host::staged_upload(ptr, host, bytes, *st, slot, stream.s);
+            if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
+        }
+        if (err != cudaSuccess) {
+            cudaFree(ptr);
+            C2P_CUDA_OK(err);
+        }
+        *out = ptr;
+        return cudaSuccess;
+    };
+    return (int)run();
+}
+
+extern "C" int c2p_cuda_points_free(int device, void* ptr) {
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(cudaFree(ptr));
+    return 0;
+}
+
+// Σ scalars[i]·points[offset + i] for i < n: points on the device (from
+// c2p_cuda_points_upload), scalars on the host (Montgomery form), the
+// result written to *out as a Jacobian point (blst_p1 / blst_p2 layout).
+extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars, size_t n,
+                            void* out, c2p_msm_timing* timing) {
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n > (1ull << 31)) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm arguments (curve 1 or 2, n <= 2^31)", __FILE__,
+                          __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    const fr_t* s = static_cast<const fr_t*>(scalars);
+    cudaError_t err;
+    if (n == 0) {
+        // The empty sum: the point at infinity (Z = 0), blst's all zeros.
+        memset(out, 0, curve == 1 ? sizeof(c2p::jacobian_t<c2p::fp_t>) : sizeof(c2p::jacobian_t<c2p::fp2_t>));
+        if (timing) *timing = c2p_msm_timing{};
+        return 0;
+    }
+    if (curve == 1) {
+        c2p::jacobian_t<c2p::fp_t> r;
+        err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s, n, &r, timing);
+        if (err == cudaSuccess) memcpy(out, &r, sizeof r);
+    } else {
+        c2p::jacobian_t<c2p::fp2_t> r;
+        err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s, n, &r, timing);
+        if (err == cudaSuccess) memcpy(out, &r, sizeof r);
+    }
+    return (int)err;
+}

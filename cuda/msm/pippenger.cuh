@@ -1,0 +1,224 @@
+// Kernels of the GPU multi-scalar multiplication Σ s_i·P_i (Pippenger's
+// bucket method with signed digits), for G1 (F = fp_t) and G2 (F = fp2_t).
+//
+// The host side (api/msm.cu) runs, per MSM:
+//  1. classify: scalars out of Montgomery form; zeros are dropped, ones are
+//     listed for a plain sum (the witness split), the rest go on;
+//  2. digits: each remaining scalar as ceil(256/c) signed c-bit digits
+//     d ∈ [−2^(c−1), 2^(c−1)], one (window, |d|) key and (point, sign)
+//     value per non-zero digit;
+//  3. a radix sort of the keys (CUB), so each bucket's points are adjacent,
+//     and a run-length encoding into buckets;
+//  4. bucket sums in chunks of at most L points (so one huge bucket, e.g. all
+//     scalars equal, still spreads over many threads), then the chunks of
+//     each bucket summed;
+//  5. per window Σ_b b·B_b by running sums over segments of buckets, and the
+//     windows combined by Horner's rule: Σ_w 2^(c·w)·W_w.
+#pragma once
+
+#include "../ec/jacobian.cuh"
+#include "../ff/bls12_381.cuh"
+#include "../ff/fp2.cuh"
+
+namespace c2p {
+namespace msm {
+
+// A scalar's class for the witness split.
+enum scalar_class : uint8_t { ZERO = 0, ONE = 1, OTHER = 2 };
+
+// Scalars from Montgomery to canonical form (in place) and their class.
+__global__ void classify(fr_t* scalars, size_t n, uint8_t* is_one, uint8_t* is_other) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t s = scalars[i].from_mont();
+    scalars[i] = s;
+    uint32_t high = 0;
+#pragma unroll
+    for (int k = 1; k < 8; k++) high |= s.l[k];
+    bool one = high == 0 && s.l[0] == 1;
+    bool zero = high == 0 && s.l[0] == 0;
+    is_one[i] = one;
+    is_other[i] = !one && !zero;
+}
+
+// Bits [bit, bit + c) of a canonical scalar (c ≤ 24).
+__device__ __forceinline__ uint32_t window_bits(const fr_t& s, int bit, int c) {
+    int limb = bit >> 5, shift = bit & 31;
+    uint64_t lo = limb < 8 ? s.l[limb] : 0;
+    uint64_t hi = limb + 1 < 8 ? s.l[limb + 1] : 0;
+    return (uint32_t)(((hi << 32 | lo) >> shift) & ((1u << c) - 1));
+}
+
+// For the scalars listed in `which` (m of them, indices into `scalars`), the
+// signed digits of windows [w0, w0 + nw): entry w_local·m + j gets key
+// w_local·(B + 1) + |d| (B = 2^(c−1); key 0 of a window = digit 0, skipped
+// later) and value (point index) | (d < 0) << 31.
+__global__ void digits(const fr_t* scalars, const uint32_t* which, size_t m, int c, int w0, int nw,
+                       uint32_t* keys, uint32_t* values) {
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m) return;
+    const uint32_t idx = which[j];
+    const fr_t s = scalars[idx];
+    const uint32_t half = 1u << (c - 1), buckets = half + 1;
+    uint32_t carry = 0;
+    for (int w = 0; w < w0 + nw; w++) {
+        uint32_t v = window_bits(s, w * c, c) + carry;
+        // Digits above 2^(c−1) borrow from the next window.
+        int32_t d = v > half ? (int32_t)v - (int32_t)(1u << c) : (int32_t)v;
+        carry = v > half;
+        if (w >= w0) {
+            size_t at = (size_t)(w - w0) * m + j;
+            keys[at] = (uint32_t)(w - w0) * buckets + (uint32_t)(d < 0 ? -d : d);
+            values[at] = idx | (d < 0 ? 0x80000000u : 0u);
+        }
+    }
+}
+
+// Chunks per run (entry `runs` is 0, for the exclusive scan's total): runs
+// of digit 0 (key ≡ 0 mod B + 1) get none, the others ceil(count / L).
+__global__ void count_chunks(const uint32_t* counts, const uint32_t* keys, size_t runs, uint32_t B, uint32_t L,
+                             uint32_t* chunks) {
+    size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r > runs) return;
+    chunks[r] = r == runs || keys[r] % (B + 1) == 0 ? 0 : (counts[r] + L - 1) / L;
+}
+
+// The chunks of run r (count[r] sorted entries from offset[r]): chunk k of
+// the run covers entries [offset + k·L, offset + min((k+1)·L, count)).
+struct chunk_t {
+    uint32_t run;
+    uint32_t len;
+    uint32_t start;
+};
+
+__global__ void list_chunks(const uint32_t* counts, const uint32_t* run_offsets, const uint32_t* chunk_offsets,
+                            size_t runs, uint32_t L, chunk_t* chunks) {
+    size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= runs) return;
+    const uint32_t first = chunk_offsets[r], n = chunk_offsets[r + 1] - first;
+    const uint32_t count = counts[r];
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t len = count - k * L < L ? count - k * L : L;
+        chunks[first + k] = chunk_t{(uint32_t)r, len, run_offsets[r] + k * L};
+    }
+}
+
+// Sum of a chunk's points (value: point index with the sign in bit 31).
+template <class F>
+__global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
+                           jacobian_t<F>* partial) {
+    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_chunks) return;
+    const chunk_t ch = chunks[k];
+    jacobian_t<F> acc = jacobian_t<F>::inf();
+    for (uint32_t e = 0; e < ch.len; e++) {
+        uint32_t v = values[ch.start + e];
+        affine_t<F> p = points[v & 0x7fffffff];
+        if (v >> 31) p.y = -p.y;
+        acc = acc.add_affine(p);
+    }
+    partial[k] = acc;
+}
+
+// Bucket sums: the partial sums of each run's chunks, written to the
+// window's dense bucket array at the run's key (buckets start as infinity).
+template <class F>
+__global__ void sum_runs(const jacobian_t<F>* partial, const uint32_t* chunk_offsets, const uint32_t* run_keys,
+                         size_t runs, jacobian_t<F>* buckets) {
+    size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= runs || chunk_offsets[r] == chunk_offsets[r + 1]) return;
+    jacobian_t<F> acc = partial[chunk_offsets[r]];
+    for (uint32_t k = chunk_offsets[r] + 1; k < chunk_offsets[r + 1]; k++) acc = acc + partial[k];
+    buckets[run_keys[r]] = acc;
+}
+
+template <class F>
+__global__ void fill_infinity(jacobian_t<F>* p, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = jacobian_t<F>::inf();
+}
+
+// k·p for a small non-negative k, by double-and-add (k is public: the
+// bucket position, not a secret).
+template <class F>
+__device__ jacobian_t<F> mul_small(const jacobian_t<F>& p, uint32_t k) {
+    jacobian_t<F> acc = jacobian_t<F>::inf();
+    for (int bit = 31; bit >= 0; bit--) {
+        acc = acc.dbl();
+        if ((k >> bit) & 1) acc = acc + p;
+    }
+    return acc;
+}
+
+// Σ_b b·B_b over the buckets b = lo..hi−1 of segment `seg` of window `w`
+// (bucket array: B + 1 entries per window, entry 0 unused): running sums give
+// Σ (b − lo + 1)·B_b, and (lo − 1)·Σ B_b makes up the rest.
+template <class F>
+__global__ void reduce_segments(const jacobian_t<F>* buckets, int windows, uint32_t B, uint32_t segments,
+                                jacobian_t<F>* seg_sums) {
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (size_t)windows * segments) return;
+    const uint32_t w = (uint32_t)(t / segments), seg = (uint32_t)(t % segments);
+    const uint32_t per = (B + segments - 1) / segments;
+    const uint32_t lo = 1 + seg * per;
+    const uint32_t hi = lo + per < B + 1 ? lo + per : B + 1;
+    const jacobian_t<F>* bw = buckets + (size_t)w * (B + 1);
+    jacobian_t<F> running = jacobian_t<F>::inf(), acc = jacobian_t<F>::inf();
+    for (uint32_t b = hi; b-- > lo;) {
+        running = running + bw[b];
+        acc = acc + running;
+    }
+    if (lo < hi && lo > 1) acc = acc + mul_small(running, lo - 1);
+    seg_sums[t] = acc;
+}
+
+// Window sums: the segments of each window added.
+template <class F>
+__global__ void sum_segments(const jacobian_t<F>* seg_sums, int windows, uint32_t segments, jacobian_t<F>* window_sums) {
+    int w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= windows) return;
+    jacobian_t<F> acc = jacobian_t<F>::inf();
+    for (uint32_t s = 0; s < segments; s++) acc = acc + seg_sums[(size_t)w * segments + s];
+    window_sums[w] = acc;
+}
+
+// Σ_w 2^(c·w)·W_w (one thread) plus `extra` (the sum of the ones).
+template <class F>
+__global__ void combine_windows(const jacobian_t<F>* window_sums, int windows, int c, const jacobian_t<F>* extra,
+                                jacobian_t<F>* out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    jacobian_t<F> acc = jacobian_t<F>::inf();
+    for (int w = windows - 1; w >= 0; w--) {
+        for (int k = 0; k < c; k++) acc = acc.dbl();
+        acc = acc + window_sums[w];
+    }
+    *out = acc + *extra;
+}
+
+// Sums of chunks of L points listed by index (the ones of the split).
+template <class F>
+__global__ void sum_indexed(const affine_t<F>* points, const uint32_t* which, size_t n, uint32_t L,
+                            jacobian_t<F>* partial) {
+    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t first = k * L;
+    if (first >= n) return;
+    size_t last = first + L < n ? first + L : n;
+    jacobian_t<F> acc = jacobian_t<F>::inf();
+    for (size_t e = first; e < last; e++) acc = acc.add_affine(points[which[e]]);
+    partial[k] = acc;
+}
+
+// Sums of chunks of L Jacobian points: one level of a reduction tree.
+template <class F>
+__global__ void sum_jacobian(const jacobian_t<F>* in, size_t n, uint32_t L, jacobian_t<F>* out) {
+    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t first = k * L;
+    if (first >= n) return;
+    size_t last = first + L < n ? first + L : n;
+    jacobian_t<F> acc = in[first];
+    for (size_t e = first + 1; e < last; e++) acc = acc + in[e];
+    out[k] = acc;
+}
+
+}  // namespace msm
+}  // namespace c2p
