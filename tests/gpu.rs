@@ -442,4 +442,51 @@ mod msm {
             }
         }
     }
+
+    /// At 2^26 and 2^27 a CPU MSM would take minutes: points (i + 1)·G and
+    /// scalars s_i give (Σ (i + 1)·s_i)·G, a single scalar multiplication.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn g1_msm_closed_form_at_2_26_and_2_27() {
+        let _gpu = gpu("g1_msm_closed_form_at_2_26_and_2_27");
+        const CHUNK: usize = 1 << 16;
+        let n = 1usize << 27;
+        let g = G1::generator();
+        let points: Vec<G1Affine> = (0..n / CHUNK)
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let mut acc = g.mul(&Fr::from_u64((c * CHUNK + 1) as u64));
+                let mut run = Vec::with_capacity(CHUNK);
+                for _ in 0..CHUNK {
+                    run.push(acc);
+                    acc += g;
+                }
+                G1::batch_to_affine(&run)
+            })
+            .collect();
+        let scalars: Vec<Fr> = (0..n / CHUNK)
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let mut rng = ChaCha8Rng::seed_from_u64(c as u64);
+                (0..CHUNK).map(move |_| Fr::random(&mut rng))
+            })
+            .collect();
+        let device = upload_g1(&points).unwrap();
+        drop(points);
+        for m in [1usize << 26, 1 << 27] {
+            let k = scalars[..m]
+                .par_iter()
+                .enumerate()
+                .map(|(i, s)| Fr::from_u64(i as u64 + 1) * *s)
+                .reduce(|| Fr::ZERO, |a, b| a + b);
+            let want = g.mul(&k).to_affine();
+            let got = msm_g1(&device, 0, &scalars[..m]).unwrap().to_affine();
+            assert_eq!(
+                got,
+                want,
+                "G1 MSM of 2^{} points against the closed form",
+                m.trailing_zeros()
+            );
+        }
+    }
 }

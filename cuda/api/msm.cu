@@ -16,6 +16,8 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <type_traits>
+
 #include "../common.cuh"
 #include "../msm/pippenger.cuh"
 #include "host.cuh"
@@ -33,6 +35,10 @@ struct c2p_msm_timing {
 
 namespace {
 
+// The bucket point type per group (see msm/pippenger.cuh).
+template <class F>
+using bucket_t = std::conditional_t<sizeof(F) == sizeof(c2p::fp_t), c2p::xyzz_t<F>, c2p::jacobian_t<F>>;
+
 constexpr unsigned THREADS = 128;
 
 // Elapsed ms between two events recorded on a stream that has completed.
@@ -44,14 +50,15 @@ constexpr size_t GROUP_BYTES = 2ull << 30;  // sort buffers per window group
 
 unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
-// Window width from the number of scalars that reach the buckets: about
-// log2(m) − 3 bits (each window then costs about m additions for the
-// buckets and 2^c for their reduction), between 4 and 16.
-int window_bits(size_t m) {
+// Window width from the number of scalars m that reach the buckets: each
+// of the ceil(256/c) windows costs about m additions into buckets and
+// 2·2^(c−1) for their reduction, which log2(m) − 4 balances; at most 20
+// bits (16 for G2: its buckets are twice the size), at least 4.
+int window_bits(size_t m, int max_bits) {
     int log_m = 0;
     while (log_m < 40 && (1ull << (log_m + 1)) <= m) log_m++;
-    int c = log_m - 3;
-    return c < 4 ? 4 : (c > 16 ? 16 : c);
+    int c = log_m - 4;
+    return c < 4 ? 4 : (c > max_bits ? max_bits : c);
 }
 
 int bits_for(uint64_t n) {
@@ -81,26 +88,41 @@ cudaError_t to_host(T* dst, const T* src, cudaStream_t s) {
     return cudaStreamSynchronize(s);
 }
 
+// Reduces `groups` consecutive groups of `size` points (a power of two) to
+// one point each, in place over two buffers: *in ends up holding the sums.
+template <class J>
+cudaError_t reduce_groups(J*& in, J*& spare, size_t groups, size_t size, cudaStream_t s) {
+    while (size > 1) {
+        const uint32_t L = size < 64 ? (uint32_t)size : 64;
+        const size_t out = groups * (size / L);
+        c2p::msm::sum_points<J><<<blocks(out), THREADS, 0, s>>>(in, groups * size, L, spare);
+        C2P_CUDA_OK(cudaGetLastError());
+        std::swap(in, spare);
+        size /= L;
+    }
+    return cudaSuccess;
+}
+
 // Σ points[which[i]] for i < n into *out, by a tree of chunk sums.
 template <class F>
-cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, size_t n, c2p::jacobian_t<F>* out,
+cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, size_t n, bucket_t<F>* out,
                        cudaStream_t s) {
-    using J = c2p::jacobian_t<F>;
+    using J = bucket_t<F>;
     constexpr uint32_t L = 64;
     if (n == 0) {
-        c2p::msm::fill_infinity<F><<<1, 1, 0, s>>>(out, 1);
+        c2p::msm::fill_infinity<J><<<1, 1, 0, s>>>(out, 1);
         return cudaGetLastError();
     }
     size_t parts = (n + L - 1) / L;
     dev_array<J> a, b;
     C2P_CUDA_OK(a.alloc(parts));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L));
-    c2p::msm::sum_indexed<F><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
+    c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *in = a.ptr, *next = b.ptr;
     while (parts > 1) {
         size_t fewer = (parts + L - 1) / L;
-        c2p::msm::sum_jacobian<F><<<blocks(fewer), THREADS, 0, s>>>(in, parts, L, next);
+        c2p::msm::sum_points<J><<<blocks(fewer), THREADS, 0, s>>>(in, parts, L, next);
         C2P_CUDA_OK(cudaGetLastError());
         std::swap(in, next);
         parts = fewer;
@@ -111,7 +133,7 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
 template <class F>
 cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_scalars, size_t n,
                 c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
-    using J = c2p::jacobian_t<F>;
+    using J = bucket_t<F>;
     C2P_CUDA_OK(cudaSetDevice(device));
     stream_t stream;
     C2P_CUDA_OK(stream.create());
@@ -166,16 +188,19 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_sca
     t.split_ms = elapsed(ev[1], ev[2]);
 
     // 3-5. The rest: Pippenger.
-    const int c = window_bits(m);
+    const int c = window_bits(m, sizeof(F) == sizeof(c2p::fp_t) ? 20 : 16);
     const int windows = (256 + c - 1) / c;
     const uint32_t B = 1u << (c - 1);
-    dev_array<J> buckets, seg_sums, window_sums, result;
-    const uint32_t segments = B < 128 ? B : 128;
+    dev_array<J> buckets, seg_sums, seg_spare;
+    dev_array<c2p::jacobian_t<F>> result;
+    // Segments per window for the reduction: a power of two, so the tree
+    // of segment sums below stays within windows.
+    const uint32_t segments = B < 4096 ? B : 4096;
     C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1)));
     C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments));
-    C2P_CUDA_OK(window_sums.alloc(windows));
+    C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments));
     C2P_CUDA_OK(result.alloc(1));
-    c2p::msm::fill_infinity<F><<<blocks((size_t)windows * (B + 1)), THREADS, 0, s>>>(buckets.ptr,
+    c2p::msm::fill_infinity<J><<<blocks((size_t)windows * (B + 1)), THREADS, 0, s>>>(buckets.ptr,
                                                                                       (size_t)windows * (B + 1));
     C2P_CUDA_OK(cudaGetLastError());
     if (m > 0) {
@@ -238,10 +263,10 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_sca
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            c2p::msm::sum_chunks<F><<<blocks(total), THREADS, 0, s>>>(points, values_sorted.ptr, chunks.ptr, total,
+            c2p::msm::sum_chunks<F, J><<<blocks(total), THREADS, 0, s>>>(points, values_sorted.ptr, chunks.ptr, total,
                                                                        partial.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            c2p::msm::sum_runs<F><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
+            c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
                                                                     runs, buckets.ptr + (size_t)w0 * (B + 1));
             C2P_CUDA_OK(cudaGetLastError());
             // chunks and partial are freed here: wait for their kernels.
@@ -252,15 +277,15 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_sca
         }
     }
     C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
-    c2p::msm::reduce_segments<F><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(buckets.ptr, windows, B,
+    c2p::msm::reduce_segments<F, J><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(buckets.ptr, windows, B,
                                                                                          segments, seg_sums.ptr);
     C2P_CUDA_OK(cudaGetLastError());
-    c2p::msm::sum_segments<F><<<blocks(windows), THREADS, 0, s>>>(seg_sums.ptr, windows, segments, window_sums.ptr);
-    C2P_CUDA_OK(cudaGetLastError());
-    c2p::msm::combine_windows<F><<<1, 1, 0, s>>>(window_sums.ptr, windows, c, extra.ptr, result.ptr);
+    J *window_sums = seg_sums.ptr, *spare = seg_spare.ptr;
+    C2P_CUDA_OK(reduce_groups<J>(window_sums, spare, windows, segments, s));
+    c2p::msm::combine_windows<F, J><<<1, 1, 0, s>>>(window_sums, windows, c, extra.ptr, result.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
-    C2P_CUDA_OK(cudaMemcpyAsync(host_out, result.ptr, sizeof(J), cudaMemcpyDeviceToHost, s));
+    C2P_CUDA_OK(cudaMemcpyAsync(host_out, result.ptr, sizeof(*host_out), cudaMemcpyDeviceToHost, s));
     C2P_CUDA_OK(cudaStreamSynchronize(s));
     t.reduce_ms = elapsed(ev[3], ev[4]);
     if (timing) *timing = t;

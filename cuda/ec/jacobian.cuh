@@ -84,6 +84,8 @@ struct jacobian_t {
     }
 
     __device__ jacobian_t operator-() const { return {X, -Y, Z}; }
+
+    __device__ jacobian_t to_jacobian() const { return *this; }
 };
 
 }  // namespace c2p

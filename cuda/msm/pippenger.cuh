@@ -16,7 +16,10 @@
 //     windows combined by Horner's rule: Σ_w 2^(c·w)·W_w.
 #pragma once
 
-#include "../ec/jacobian.cuh"
+#include "../ec/xyzz.cuh"
+
+// Bucket points are P: XYZZ for G1 (cheaper mixed additions), Jacobian for
+// G2 (a quarter fewer registers per point, which matters more there).
 #include "../ff/bls12_381.cuh"
 #include "../ff/fp2.cuh"
 
@@ -104,13 +107,13 @@ __global__ void list_chunks(const uint32_t* counts, const uint32_t* run_offsets,
 }
 
 // Sum of a chunk's points (value: point index with the sign in bit 31).
-template <class F>
+template <class F, class P>
 __global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
-                           jacobian_t<F>* partial) {
+                           P* partial) {
     size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n_chunks) return;
     const chunk_t ch = chunks[k];
-    jacobian_t<F> acc = jacobian_t<F>::inf();
+    P acc = P::inf();
     for (uint32_t e = 0; e < ch.len; e++) {
         uint32_t v = values[ch.start + e];
         affine_t<F> p = points[v & 0x7fffffff];
@@ -122,27 +125,27 @@ __global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, co
 
 // Bucket sums: the partial sums of each run's chunks, written to the
 // window's dense bucket array at the run's key (buckets start as infinity).
-template <class F>
-__global__ void sum_runs(const jacobian_t<F>* partial, const uint32_t* chunk_offsets, const uint32_t* run_keys,
-                         size_t runs, jacobian_t<F>* buckets) {
+template <class F, class P>
+__global__ void sum_runs(const P* partial, const uint32_t* chunk_offsets, const uint32_t* run_keys,
+                         size_t runs, P* buckets) {
     size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= runs || chunk_offsets[r] == chunk_offsets[r + 1]) return;
-    jacobian_t<F> acc = partial[chunk_offsets[r]];
+    P acc = partial[chunk_offsets[r]];
     for (uint32_t k = chunk_offsets[r] + 1; k < chunk_offsets[r + 1]; k++) acc = acc + partial[k];
     buckets[run_keys[r]] = acc;
 }
 
-template <class F>
-__global__ void fill_infinity(jacobian_t<F>* p, size_t n) {
+template <class P>
+__global__ void fill_infinity(P* p, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) p[i] = jacobian_t<F>::inf();
+    if (i < n) p[i] = P::inf();
 }
 
 // k·p for a small non-negative k, by double-and-add (k is public: the
 // bucket position, not a secret).
-template <class F>
-__device__ jacobian_t<F> mul_small(const jacobian_t<F>& p, uint32_t k) {
-    jacobian_t<F> acc = jacobian_t<F>::inf();
+template <class P>
+__device__ P mul_small(const P& p, uint32_t k) {
+    P acc = P::inf();
     for (int bit = 31; bit >= 0; bit--) {
         acc = acc.dbl();
         if ((k >> bit) & 1) acc = acc + p;
@@ -153,17 +156,17 @@ __device__ jacobian_t<F> mul_small(const jacobian_t<F>& p, uint32_t k) {
 // Σ_b b·B_b over the buckets b = lo..hi−1 of segment `seg` of window `w`
 // (bucket array: B + 1 entries per window, entry 0 unused): running sums give
 // Σ (b − lo + 1)·B_b, and (lo − 1)·Σ B_b makes up the rest.
-template <class F>
-__global__ void reduce_segments(const jacobian_t<F>* buckets, int windows, uint32_t B, uint32_t segments,
-                                jacobian_t<F>* seg_sums) {
+template <class F, class P>
+__global__ void reduce_segments(const P* buckets, int windows, uint32_t B, uint32_t segments,
+                                P* seg_sums) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (size_t)windows * segments) return;
     const uint32_t w = (uint32_t)(t / segments), seg = (uint32_t)(t % segments);
     const uint32_t per = (B + segments - 1) / segments;
     const uint32_t lo = 1 + seg * per;
     const uint32_t hi = lo + per < B + 1 ? lo + per : B + 1;
-    const jacobian_t<F>* bw = buckets + (size_t)w * (B + 1);
-    jacobian_t<F> running = jacobian_t<F>::inf(), acc = jacobian_t<F>::inf();
+    const P* bw = buckets + (size_t)w * (B + 1);
+    P running = P::inf(), acc = P::inf();
     for (uint32_t b = hi; b-- > lo;) {
         running = running + bw[b];
         acc = acc + running;
@@ -172,50 +175,42 @@ __global__ void reduce_segments(const jacobian_t<F>* buckets, int windows, uint3
     seg_sums[t] = acc;
 }
 
-// Window sums: the segments of each window added.
-template <class F>
-__global__ void sum_segments(const jacobian_t<F>* seg_sums, int windows, uint32_t segments, jacobian_t<F>* window_sums) {
-    int w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= windows) return;
-    jacobian_t<F> acc = jacobian_t<F>::inf();
-    for (uint32_t s = 0; s < segments; s++) acc = acc + seg_sums[(size_t)w * segments + s];
-    window_sums[w] = acc;
-}
-
-// Σ_w 2^(c·w)·W_w (one thread) plus `extra` (the sum of the ones).
-template <class F>
-__global__ void combine_windows(const jacobian_t<F>* window_sums, int windows, int c, const jacobian_t<F>* extra,
+// Σ_w 2^(c·w)·W_w (one thread) plus `extra` (the sum of the ones), in
+// Jacobian coordinates (blst's form).
+template <class F, class P>
+__global__ void combine_windows(const P* window_sums, int windows, int c, const P* extra,
                                 jacobian_t<F>* out) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    jacobian_t<F> acc = jacobian_t<F>::inf();
+    P acc = P::inf();
     for (int w = windows - 1; w >= 0; w--) {
         for (int k = 0; k < c; k++) acc = acc.dbl();
         acc = acc + window_sums[w];
     }
-    *out = acc + *extra;
+    *out = (acc + *extra).to_jacobian();
 }
 
 // Sums of chunks of L points listed by index (the ones of the split).
-template <class F>
+template <class F, class P>
 __global__ void sum_indexed(const affine_t<F>* points, const uint32_t* which, size_t n, uint32_t L,
-                            jacobian_t<F>* partial) {
+                            P* partial) {
     size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t first = k * L;
     if (first >= n) return;
     size_t last = first + L < n ? first + L : n;
-    jacobian_t<F> acc = jacobian_t<F>::inf();
+    P acc = P::inf();
     for (size_t e = first; e < last; e++) acc = acc.add_affine(points[which[e]]);
     partial[k] = acc;
 }
 
-// Sums of chunks of L Jacobian points: one level of a reduction tree.
-template <class F>
-__global__ void sum_jacobian(const jacobian_t<F>* in, size_t n, uint32_t L, jacobian_t<F>* out) {
+// Sums of chunks of L points: one level of a reduction tree (chunks of
+// a power-of-two L over arrays of power-of-two segments never straddle two).
+template <class P>
+__global__ void sum_points(const P* in, size_t n, uint32_t L, P* out) {
     size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t first = k * L;
     if (first >= n) return;
     size_t last = first + L < n ? first + L : n;
-    jacobian_t<F> acc = in[first];
+    P acc = in[first];
     for (size_t e = first + 1; e < last; e++) acc = acc + in[e];
     out[k] = acc;
 }

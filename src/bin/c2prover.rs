@@ -363,8 +363,15 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
     }
     times.sort_by(f64::total_cmp);
     let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    // What ran: the GPU takes H when present, and the MSMs when the
+    // parameters went to its memory.
+    let backend = match (c2prover::gpu::available(), params.device.bytes() > 0) {
+        (true, true) => "GPU (H and MSMs)",
+        (true, false) => "GPU H, CPU MSMs",
+        _ => "CPU",
+    };
     println!(
-        "backend cpu ({} threads), 2^{} constraints, {} circuit(s) per call: median {:.3} s per call, {:.3} s per circuit over {} runs (min {:.3}, max {:.3})",
+        "backend {backend} ({} CPU threads), 2^{} constraints, {} circuit(s) per call: median {:.3} s per call, {:.3} s per circuit over {} runs (min {:.3}, max {:.3})",
         rayon::current_num_threads(),
         args.log2,
         assignments.len(),
