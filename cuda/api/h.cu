@@ -152,7 +152,7 @@ using c2p::host::stream_t;
 // of those already on the device run on another (`overlap`), or all are
 // uploaded before any transform starts (to time the compute on its own).
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     const c2p_h_consts& k, bool overlap, fr_t* h_out, c2p_h_timing* timing) {
+                     const c2p_h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device, c2p_h_timing* timing) {
     // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
     // (|| short-circuits: the shift only runs with log_m in range.)
     if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m)) {
@@ -229,7 +229,11 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 
     C2P_CUDA_OK(cudaEventSynchronize(computed.ev));
     auto download_start = std::chrono::steady_clock::now();
-    {
+    if (h_device) {
+        // h stays on the device for the MSM: the caller owns the buffer.
+        *h_device = d_b.ptr;
+        d_b.ptr = nullptr;
+    } else {
         staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(staging[device].lock);
         C2P_CUDA_OK(staging_buffers(device, &st));
@@ -247,19 +251,22 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 
 }  // namespace
 
-// h (m − 1 coefficients, written to h_out) of evaluation vectors a, b, c of
+// h (m − 1 coefficients, written to h_out, or left in device memory at
+// *h_device when h_device is not NULL: m elements, the last unused, freed
+// with c2p_cuda_free) of evaluation vectors a, b, c of
 // abc_size entries on the domain of size 2^log_m. Returns 0 or a CUDA error
 // code (message from c2p_cuda_last_error). `timing` may be NULL.
 // With `overlap`, uploads overlap the transforms (the prover's mode);
 // without, the compute is timed on its own.
 extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c,
                                  size_t abc_size, const c2p_h_consts* consts, int overlap, void* h_out,
-                                 c2p_h_timing* timing) {
+                                 void** h_device, c2p_h_timing* timing) {
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
     c2p_h_consts k;
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
-                               static_cast<const fr_t*>(c), abc_size, k, overlap != 0, static_cast<fr_t*>(h_out), timing);
+                               static_cast<const fr_t*>(c), abc_size, k, overlap != 0, static_cast<fr_t*>(h_out),
+                               reinterpret_cast<fr_t**>(h_device), timing);
     return (int)err;
 }
 

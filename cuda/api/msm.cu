@@ -131,7 +131,7 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
 }
 
 template <class F>
-cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_scalars, size_t n,
+cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, bool on_device, size_t n,
                 c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
     using J = bucket_t<F>;
     C2P_CUDA_OK(cudaSetDevice(device));
@@ -155,12 +155,15 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* host_sca
     C2P_CUDA_OK(ones.alloc(n));
     C2P_CUDA_OK(others.alloc(n));
     C2P_CUDA_OK(counts_sel.alloc(2));
-    {
+    if (on_device) {
+        // A copy: the classification below rewrites the scalars in place.
+        C2P_CUDA_OK(cudaMemcpyAsync(scalars.ptr, in_scalars, n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
+    } else {
         c2p::host::staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
         C2P_CUDA_OK(c2p::host::staging_buffers(device, &st));
         int slot = 0;
-        C2P_CUDA_OK(c2p::host::staged_upload(scalars.ptr, host_scalars, n * sizeof(fr_t), *st, slot, s));
+        C2P_CUDA_OK(c2p::host::staged_upload(scalars.ptr, in_scalars, n * sizeof(fr_t), *st, slot, s));
         C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
     }
     C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
@@ -331,17 +334,20 @@ extern "C" int c2p_cuda_points_upload(int device, int curve, const void* host, s
     return (int)run();
 }
 
-extern "C" int c2p_cuda_points_free(int device, void* ptr) {
+// Frees device memory handed out by c2p_cuda_points_upload or left by
+// c2p_cuda_quotient.
+extern "C" int c2p_cuda_free(int device, void* ptr) {
     C2P_CUDA_OK(cudaSetDevice(device));
     C2P_CUDA_OK(cudaFree(ptr));
     return 0;
 }
 
 // Σ scalars[i]·points[offset + i] for i < n: points on the device (from
-// c2p_cuda_points_upload), scalars on the host (Montgomery form), the
-// result written to *out as a Jacobian point (blst_p1 / blst_p2 layout).
-extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars, size_t n,
-                            void* out, c2p_msm_timing* timing) {
+// c2p_cuda_points_upload), scalars in Montgomery form on the host, or on
+// the device with `scalars_on_device` (read, not modified), the result
+// written to *out as a Jacobian point (blst_p1 / blst_p2 layout).
+extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars,
+                            int scalars_on_device, size_t n, void* out, c2p_msm_timing* timing) {
     if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n > (1ull << 31)) {
         c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm arguments (curve 1 or 2, n <= 2^31)", __FILE__,
                           __LINE__);
@@ -357,11 +363,13 @@ extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t of
     }
     if (curve == 1) {
         c2p::jacobian_t<c2p::fp_t> r;
-        err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s, n, &r, timing);
+        err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s, scalars_on_device != 0,
+                              n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     } else {
         c2p::jacobian_t<c2p::fp2_t> r;
-        err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s, n, &r, timing);
+        err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s, scalars_on_device != 0,
+                               n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     }
     return (int)err;

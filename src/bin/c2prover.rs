@@ -527,7 +527,8 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         let dense = random_evals(n, 0, 11);
         let mut phases = None;
         let ms = time_runs(args.runs, || {
-            c2prover::gpu::msm_g1_timed(&device_g1, 0, &dense).map(|(_, t)| phases = Some(t))
+            c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Host(&dense))
+                .map(|(_, t)| phases = Some(t))
         })?;
         println!(
             "msm g1 2^{log2} dense: median {ms:.1} ms ({:.1} M points/s, scalars uploaded from the host); last run: {:?}",

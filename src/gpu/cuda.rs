@@ -19,13 +19,14 @@ extern "C" {
         n: usize,
         out: *mut *mut c_void,
     ) -> c_int;
-    fn c2p_cuda_points_free(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_msm(
         device: c_int,
         curve: c_int,
         points: *const c_void,
         offset: usize,
         scalars: *const c_void,
+        scalars_on_device: c_int,
         n: usize,
         out: *mut c_void,
         timing: *mut MsmTiming,
@@ -52,6 +53,7 @@ extern "C" {
         consts: *const HConstants,
         overlap: c_int,
         h_out: *mut c_void,
+        h_device: *mut *mut c_void,
         timing: *mut HTiming,
     ) -> c_int;
     fn c2p_cuda_ntt(
@@ -283,6 +285,7 @@ pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr], overlap: bool) ->
             &consts,
             c_int::from(overlap),
             h.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
             &mut timing,
         )
     };
@@ -486,33 +489,38 @@ impl DevicePoints {
 
     /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
     /// Jacobian point of this vector's group).
-    fn msm_into(&self, offset: usize, scalars: &[Fr], out: *mut c_void) -> Result<MsmTiming> {
-        if offset + scalars.len() > self.len {
+    fn msm_into(&self, offset: usize, scalars: Scalars, out: *mut c_void) -> Result<MsmTiming> {
+        let (ptr, on_device, n) = match scalars {
+            Scalars::Host(s) => (s.as_ptr().cast::<c_void>(), 0, s.len()),
+            Scalars::Device(d) => (d.ptr.cast_const(), 1, d.len),
+        };
+        if offset + n > self.len {
             return Err(Error::size_mismatch(format!(
-                "{} scalars from point {offset} of {}",
-                scalars.len(),
+                "{n} scalars from point {offset} of {}",
                 self.len
             )));
         }
         let mut timing = MsmTiming::default();
         // SAFETY: the points are this handle's live device array, with
-        // offset + n in range (checked); the scalars are n valid Fr; `out`
-        // has room for one Jacobian point of the curve (the callers pass a
-        // G1 or G2 that matches `self.curve`); timing is a valid location.
+        // offset + n in range (checked); the scalars are n valid Fr on the
+        // host or a live device buffer of n (DeviceScalars); `out` has room
+        // for one Jacobian point of the curve (the callers pass a G1 or G2
+        // that matches `self.curve`); timing is a valid location.
         let status = unsafe {
             c2p_cuda_msm(
                 self.device,
                 self.curve as c_int,
                 self.ptr,
                 offset,
-                scalars.as_ptr().cast(),
-                scalars.len(),
+                ptr,
+                on_device,
+                n,
                 out,
                 &mut timing,
             )
         };
         check(status, "GPU MSM")?;
-        log::trace!("GPU MSM of {}: {timing:?}", scalars.len());
+        log::trace!("GPU MSM of {n}: {timing:?}");
         Ok(timing)
     }
 }
@@ -520,7 +528,7 @@ impl DevicePoints {
 impl Drop for DevicePoints {
     fn drop(&mut self) {
         // SAFETY: ptr came from c2p_cuda_points_upload and is freed once.
-        let status = unsafe { c2p_cuda_points_free(self.device, self.ptr) };
+        let status = unsafe { c2p_cuda_free(self.device, self.ptr) };
         if status != 0 {
             log::warn!("freeing device points failed (CUDA error {status})");
         }
@@ -538,13 +546,105 @@ pub struct MsmTiming {
     pub reduce_ms: f32,
 }
 
+/// Where an MSM's scalars are.
+#[derive(Clone, Copy)]
+pub enum Scalars<'a> {
+    Host(&'a [Fr]),
+    Device(&'a DeviceScalars),
+}
+
+/// Scalars in device memory (the H step's h, left there for its MSM),
+/// freed on drop.
+pub struct DeviceScalars {
+    device: c_int,
+    ptr: *mut c_void,
+    len: usize,
+}
+
+// SAFETY: a device address with no host-side state; kernels only read it
+// after the call that wrote it returned.
+unsafe impl Send for DeviceScalars {}
+// SAFETY: as above; nothing mutates it through a shared reference.
+unsafe impl Sync for DeviceScalars {}
+
+impl DeviceScalars {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for DeviceScalars {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from c2p_cuda_quotient and is freed once.
+        let status = unsafe { c2p_cuda_free(self.device, self.ptr) };
+        if status != 0 {
+            log::warn!("freeing device scalars failed (CUDA error {status})");
+        }
+    }
+}
+
+/// The H step on GPU 0 with h left in device memory (the m − 1
+/// coefficients, for `msm_g1` over the h points): no download, no upload.
+pub fn quotient_on_device(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(DeviceScalars, HTiming)> {
+    let n = a.len();
+    if b.len() != n || c.len() != n || n > domain.m {
+        return Err(Error::size_mismatch(
+            "a, b, c must have one length, at most the domain size",
+        ));
+    }
+    if domain.log_m > MAX_LOG_M {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("the GPU H step handles domains up to 2^{MAX_LOG_M}"),
+        ));
+    }
+    let consts = HConstants::of(domain);
+    let mut timing = HTiming::default();
+    let mut h = std::ptr::null_mut();
+    // SAFETY: a, b, c hold n elements each; the constants, timing and the
+    // device-pointer output are valid for the call; h_out is unused.
+    let status = unsafe {
+        c2p_cuda_quotient(
+            0,
+            domain.log_m as c_int,
+            a.as_ptr().cast(),
+            b.as_ptr().cast(),
+            c.as_ptr().cast(),
+            n,
+            &consts,
+            1,
+            std::ptr::null_mut(),
+            &mut h,
+            &mut timing,
+        )
+    };
+    check(status, "GPU H step")?;
+    Ok((
+        DeviceScalars {
+            device: 0,
+            ptr: h,
+            len: domain.m - 1,
+        },
+        timing,
+    ))
+}
+
 /// Σ scalars[i]·points[offset + i] over G1 on the GPU.
 pub fn msm_g1(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G1> {
+    msm_g1_timed(points, offset, Scalars::Host(scalars)).map(|(p, _)| p)
+}
+
+/// `msm_g1` from host or device scalars.
+pub fn msm_g1_from(points: &DevicePoints, offset: usize, scalars: Scalars) -> Result<G1> {
     msm_g1_timed(points, offset, scalars).map(|(p, _)| p)
 }
 
-/// `msm_g1` and where its time went.
-pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<(G1, MsmTiming)> {
+/// `msm_g1` from host or device scalars, and where its time went.
+pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: Scalars) -> Result<(G1, MsmTiming)> {
     if points.curve != Curve::G1 {
         return Err(Error::invalid("G1 MSM over G2 points"));
     }
@@ -559,7 +659,7 @@ pub fn msm_g2(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G2
         return Err(Error::invalid("G2 MSM over G1 points"));
     }
     let mut out = G2::identity();
-    points.msm_into(offset, scalars, (&mut out as *mut G2).cast())?;
+    points.msm_into(offset, Scalars::Host(scalars), (&mut out as *mut G2).cast())?;
     Ok(out)
 }
 

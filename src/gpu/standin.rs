@@ -77,3 +77,36 @@ pub fn msm_g2(_points: &DevicePoints, _offset: usize, _scalars: &[Fr]) -> Result
 pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
+
+/// Scalars in device memory (never created in this build).
+pub struct DeviceScalars(());
+
+impl DeviceScalars {
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+}
+
+/// Where an MSM's scalars are.
+#[derive(Clone, Copy)]
+pub enum Scalars<'a> {
+    Host(&'a [Fr]),
+    Device(&'a DeviceScalars),
+}
+
+pub fn quotient_on_device(
+    _domain: &Domain,
+    _a: &[Fr],
+    _b: &[Fr],
+    _c: &[Fr],
+) -> Result<(DeviceScalars, HTiming)> {
+    Err(unsupported())
+}
+
+pub fn msm_g1_from(_points: &DevicePoints, _offset: usize, _scalars: Scalars) -> Result<G1> {
+    Err(unsupported())
+}

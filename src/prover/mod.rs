@@ -99,17 +99,26 @@ pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[F
     Ok(())
 }
 
+/// The coefficients of h: on the host, or left on the GPU by its H step.
+enum HValues {
+    Host(Vec<Fr>),
+    Device(gpu::DeviceScalars),
+}
+
 /// The five MSMs on the GPU over the device copy of the parameters. The
 /// GPU splits each scalar vector itself (zeros skipped, ones summed); the
 /// density bitmaps select the scalars here.
-fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
+fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: &HValues) -> Result<QuerySums> {
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let a_aux = select(w.aux, w.a_aux_density.words);
     let b_inp = select(w.inputs, w.b_inp_density.words);
     let b_aux = select(w.aux, w.b_aux_density.words);
     Ok(QuerySums {
-        h: gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
+        h: match h {
+            HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
+            HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))?,
+        },
         l: gpu::msm_g1(&device.l, 0, w.aux)?,
         a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1(&device.a, n_in, &a_aux)?,
         b_g1: gpu::msm_g1(&device.b_g1, 0, &b_inp)? + gpu::msm_g1(&device.b_g1, b_inp_points, &b_aux)?,
@@ -148,8 +157,19 @@ fn prove_one(
 ) -> Result<Proof> {
     check_cancelled(cancelled)?;
     let started = Instant::now();
+    // With the parameters' points on the GPU, h stays there for its MSM.
+    let device = params.device.get_or_upload(params);
     let h = if gpu::available() && gpu::handles_domain(domain.log_m) {
-        let (h, t) = gpu::quotient(domain, w.a, w.b, w.c, true)?;
+        let (h, t) = match device {
+            Some(_) => {
+                let (h, t) = gpu::quotient_on_device(domain, w.a, w.b, w.c)?;
+                (HValues::Device(h), t)
+            }
+            None => {
+                let (h, t) = gpu::quotient(domain, w.a, w.b, w.c, true)?;
+                (HValues::Host(h), t)
+            }
+        };
         log::debug!(
             "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms, download {:.1} ms",
             t.upload_ms,
@@ -158,7 +178,7 @@ fn prove_one(
         );
         h
     } else {
-        quotient(domain, w.a, w.b, w.c)
+        HValues::Host(quotient(domain, w.a, w.b, w.c))
     };
     let h_done = Instant::now();
     check_cancelled(cancelled)?;
@@ -172,15 +192,21 @@ fn prove_one(
     let b_inp_sel = Selection::Density(w.b_inp_density.words);
     let b_aux_sel = Selection::Density(w.b_aux_density.words);
 
-    let sums = match params.device.get_or_upload(params) {
-        Some(device) => gpu_sums(device, w, &h)?,
-        None => QuerySums {
-            h: dense_msm(&params.h, &h),
+    let sums = match (device, &h) {
+        (Some(device), h) => gpu_sums(device, w, h)?,
+        (None, HValues::Host(h)) => QuerySums {
+            h: dense_msm(&params.h, h),
             l: witness_msm(&params.l, w.aux, Selection::All),
             a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
             b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),
             b_g2: witness_msm(b2_inp, w.inputs, b_inp_sel) + witness_msm(b2_aux, w.aux, b_aux_sel),
         },
+        (None, HValues::Device(_)) => {
+            return Err(Error::new(
+                ErrorKind::Gpu,
+                "internal: h on the GPU without the parameters there",
+            ))
+        }
     };
     let msm_done = Instant::now();
     let proof = assemble(&params.vk, &sums, r, s);
