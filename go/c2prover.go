@@ -10,6 +10,7 @@ package c2prover
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -36,6 +37,22 @@ type Assignment struct {
 	A, B, C       []Scalar
 	Inputs        []Scalar
 	Aux           []Scalar
+}
+
+// checkLengths makes sure every vector the library reads through a pointer
+// has the length it will read: B and C as long as A, and each density
+// bitmap at least as long as its vector needs.
+func (c *Assignment) checkLengths(i int) error {
+	words := func(bits int) int { return (bits + 63) / 64 }
+	switch {
+	case len(c.B) != len(c.A) || len(c.C) != len(c.A):
+		return &Error{Status: StatusSizeMismatch, Message: fmt.Sprintf("circuit %d: A, B and C have %d, %d and %d entries", i, len(c.A), len(c.B), len(c.C))}
+	case len(c.AAuxDensity) < words(len(c.Aux)) || len(c.BAuxDensity) < words(len(c.Aux)):
+		return &Error{Status: StatusSizeMismatch, Message: fmt.Sprintf("circuit %d: aux density bitmaps too short for %d aux values", i, len(c.Aux))}
+	case len(c.BInputDensity) < words(len(c.Inputs)):
+		return &Error{Status: StatusSizeMismatch, Message: fmt.Sprintf("circuit %d: input density bitmap too short for %d inputs", i, len(c.Inputs))}
+	}
+	return nil
 }
 
 func popcount(words []uint64) int {
@@ -177,6 +194,11 @@ func ProveStart(p *Params, circuits []Assignment, opts ...ProveOption) (*Job, er
 			return nil, err
 		}
 	}
+	for i := range circuits {
+		if err := circuits[i].checkLengths(i); err != nil {
+			return nil, err
+		}
+	}
 	var job *Job
 	err := p.use(func(c *cParams) error {
 		ptr, err := proveStart(c, circuits, cfg.r, cfg.s, cfg.canonical)
@@ -194,13 +216,14 @@ func ProveStart(p *Params, circuits []Assignment, opts ...ProveOption) (*Job, er
 // job is finished once; afterwards Finish reports ErrBadState.
 func (j *Job) Finish() ([][]byte, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.ptr == nil {
+		j.mu.Unlock()
 		return nil, &Error{Status: StatusBadState, Message: "the job is finished or closed"}
 	}
 	ptr := j.ptr
 	j.ptr = nil // the library consumes the job whatever Finish returns
 	runtime.SetFinalizer(j, nil)
+	j.mu.Unlock() // a concurrent Close is a no-op now; it need not wait
 	return proveFinish(ptr, j.circuits)
 }
 

@@ -182,6 +182,19 @@ func TestErrors(t *testing.T) {
 	short.Aux = short.Aux[:len(short.Aux)-1]
 	_, err = Prove(p, []Assignment{short})
 	check("an aux vector one short", err, ErrSizeMismatch)
+	shortC := circuits[0]
+	shortC.C = shortC.C[:len(shortC.C)-1]
+	_, err = Prove(p, []Assignment{shortC})
+	check("C shorter than A", err, ErrSizeMismatch)
+	shortBits := circuits[0]
+	shortBits.BAuxDensity = shortBits.BAuxDensity[:len(shortBits.BAuxDensity)-1]
+	_, err = Prove(p, []Assignment{shortBits})
+	check("a B aux bitmap too short", err, ErrSizeMismatch)
+	lying := append([]byte("C2PWIT01"), 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	_, err = ReadWitness(bytes.NewReader(lying))
+	check("a header claiming 2^52 aux values", err, ErrInvalidArgument)
+	_, err = ReadWitness(bytes.NewReader(append([]byte("C2PWIT01"), 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0)))
+	check("a header claiming 2^24 aux values with no data", err, ErrInvalidArgument)
 
 	_, err = Prove(p, circuits, WithSealProof(abi.RegisteredSealProof_StackedDrg32GiBV1_1))
 	check("three circuits for a 32 GiB PoRep", err, ErrSizeMismatch)

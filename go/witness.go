@@ -15,7 +15,9 @@ func ReadWitness(r io.Reader) ([]Assignment, error) {
 	if _, err := io.ReadFull(br, magic[:]); err != nil || string(magic[:]) != "C2PWIT01" {
 		return nil, &Error{Status: StatusInvalidArgument, Message: "not a c2prover witness file"}
 	}
-	const limit = 1 << 40 // elements: far above any real circuit, below overflow
+	// Elements per vector: above any real circuit (PoRep: ~2^27), and
+	// vectors grow as data arrives, so a lying header costs no memory.
+	const limit = 1 << 32
 	u64 := func() (uint64, error) {
 		var b [8]byte
 		_, err := io.ReadFull(br, b[:])
@@ -25,20 +27,30 @@ func ReadWitness(r io.Reader) ([]Assignment, error) {
 	if err != nil || n > 1<<20 {
 		return nil, &Error{Status: StatusInvalidArgument, Message: "bad circuit count"}
 	}
+	const step = 1 << 16 // elements allocated ahead of the data
 	words := func(count uint64) ([]uint64, error) {
-		w := make([]uint64, count)
-		return w, binary.Read(br, binary.LittleEndian, w)
-	}
-	scalars := func(count uint64) ([]Scalar, error) {
-		v := make([]Scalar, count)
-		for i := range v {
-			if _, err := io.ReadFull(br, v[i][:]); err != nil {
+		w := make([]uint64, 0, min(count, step))
+		var b [8]byte
+		for uint64(len(w)) < count {
+			if _, err := io.ReadFull(br, b[:]); err != nil {
 				return nil, err
 			}
+			w = append(w, binary.LittleEndian.Uint64(b[:]))
+		}
+		return w, nil
+	}
+	scalars := func(count uint64) ([]Scalar, error) {
+		v := make([]Scalar, 0, min(count, step))
+		var x Scalar
+		for uint64(len(v)) < count {
+			if _, err := io.ReadFull(br, x[:]); err != nil {
+				return nil, err
+			}
+			v = append(v, x)
 		}
 		return v, nil
 	}
-	circuits := make([]Assignment, 0, n)
+	var circuits []Assignment
 	for i := uint64(0); i < n; i++ {
 		var sizes [3]uint64
 		for j := range sizes {

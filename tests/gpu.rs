@@ -417,6 +417,16 @@ mod msm {
                 assert_eq!(got, want, "G1 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
             }
         }
+        // 64-bit scalars over 2^22 points: more windows than one group
+        // holds, and the high groups have only zero digits.
+        let mut rng = ChaCha8Rng::seed_from_u64(300);
+        let small: Vec<Fr> = (0..1 << 22).map(|_| Fr::from_u64(rng.next_u64())).collect();
+        let want = dense_msm(&points, &small).to_affine();
+        assert_eq!(
+            msm_g1(&device, 0, &small).unwrap().to_affine(),
+            want,
+            "64-bit scalars"
+        );
         // With an offset into the resident vector, and all scalars equal
         // (every point in one bucket per window).
         let s = vec![Fr::from_u64(123456789); 100_000];

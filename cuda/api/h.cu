@@ -229,11 +229,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 
     C2P_CUDA_OK(cudaEventSynchronize(computed.ev));
     auto download_start = std::chrono::steady_clock::now();
-    if (h_device) {
-        // h stays on the device for the MSM: the caller owns the buffer.
-        *h_device = d_b.ptr;
-        d_b.ptr = nullptr;
-    } else {
+    if (!h_device) {
         staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(staging[device].lock);
         C2P_CUDA_OK(staging_buffers(device, &st));
@@ -245,6 +241,12 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         C2P_CUDA_OK(cudaEventElapsedTime(&timing->total_ms, started.ev, computed.ev));
         std::chrono::duration<float, std::milli> download = std::chrono::steady_clock::now() - download_start;
         timing->download_ms = download.count();
+    }
+    if (h_device) {
+        // h stays on the device for the MSM: the caller owns the buffer
+        // (handed over last, so no failure above can leak it).
+        *h_device = d_b.ptr;
+        d_b.ptr = nullptr;
     }
     return cudaSuccess;
 }

@@ -4,11 +4,13 @@
 // layout (blst_p1 / blst_p2). See msm/pippenger.cuh for the method.
 //
 // Device memory per call, besides the resident points: the scalars (32·n
-// bytes), two flag bytes and two indices per scalar, the sort buffers for a
-// group of windows (16 bytes per entry, entries = windows in the group ×
-// scalars that are not 0 or 1; groups are sized to stay within 2 GiB), CUB's
-// temporary storage, and the buckets (windows × (2^(c−1) + 1) points). All
-// of it is freed before the call returns, on success and on failure.
+// bytes; none for device scalars, which are converted in place), two flag
+// bytes and two indices per scalar, the per-entry buffers of a group of
+// windows (~40 bytes per entry with CUB's sort scratch, entries = windows
+// in the group × scalars that are not 0 or 1; groups are sized to stay
+// within 2 GiB), and the buckets (windows × (2^(c−1) + 1) points). All of
+// it is freed before the call returns, on success and on failure (cudaFree
+// waits for the device, so no kernel still reads a freed buffer).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -46,7 +48,7 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
     float ms = 0;
     return cudaEventElapsedTime(&ms, a.ev, b.ev) == cudaSuccess ? ms : 0.0f;
 }
-constexpr size_t GROUP_BYTES = 2ull << 30;  // sort buffers per window group
+constexpr size_t GROUP_BYTES = 2ull << 30;  // per-entry buffers of a window group
 
 unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
@@ -146,28 +148,28 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     size_t temp_bytes = 0;
 
     // 1. Scalars to canonical form, classified.
-    dev_array<fr_t> scalars;
+    // Host scalars are copied into `owned`; device scalars (the H step's h,
+    // given up by the caller) are converted in place.
+    dev_array<fr_t> owned;
     dev_array<uint8_t> is_one, is_other;
     dev_array<uint32_t> ones, others, counts_sel;
-    C2P_CUDA_OK(scalars.alloc(n));
+    if (!on_device) C2P_CUDA_OK(owned.alloc(n));
+    fr_t* scalars = on_device ? const_cast<fr_t*>(in_scalars) : owned.ptr;
     C2P_CUDA_OK(is_one.alloc(n));
     C2P_CUDA_OK(is_other.alloc(n));
     C2P_CUDA_OK(ones.alloc(n));
     C2P_CUDA_OK(others.alloc(n));
     C2P_CUDA_OK(counts_sel.alloc(2));
-    if (on_device) {
-        // A copy: the classification below rewrites the scalars in place.
-        C2P_CUDA_OK(cudaMemcpyAsync(scalars.ptr, in_scalars, n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
-    } else {
+    if (!on_device) {
         c2p::host::staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
         C2P_CUDA_OK(c2p::host::staging_buffers(device, &st));
         int slot = 0;
-        C2P_CUDA_OK(c2p::host::staged_upload(scalars.ptr, in_scalars, n * sizeof(fr_t), *st, slot, s));
+        C2P_CUDA_OK(c2p::host::staged_upload(scalars, in_scalars, n * sizeof(fr_t), *st, slot, s));
         C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
     }
     C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
-    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars.ptr, n, is_one.ptr, is_other.ptr);
+    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars, n, is_one.ptr, is_other.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     thrust::counting_iterator<uint32_t> index(0);
     C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
@@ -207,7 +209,9 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                                                                                       (size_t)windows * (B + 1));
     C2P_CUDA_OK(cudaGetLastError());
     if (m > 0) {
-        size_t group = GROUP_BYTES / (16 * m);
+        // Per entry: keys, values, their sorted copies, run keys, counts and
+        // offsets, chunk offsets (8 × 4 bytes) and CUB's sort scratch (~8).
+        size_t group = GROUP_BYTES / (40 * m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
         const size_t cap = group * m;
         dev_array<uint32_t> keys, values, keys_sorted, values_sorted, run_keys, run_counts, run_offsets,
@@ -226,7 +230,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             const int nw = windows - w0 < (int)group ? windows - w0 : (int)group;
             const size_t entries = (size_t)nw * m;
             C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
-            c2p::msm::digits<<<blocks(m), THREADS, 0, s>>>(scalars.ptr, others.ptr, m, c, w0, nw, keys.ptr,
+            c2p::msm::digits<<<blocks(m), THREADS, 0, s>>>(scalars, others.ptr, m, c, w0, nw, keys.ptr,
                                                             values.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             const int end_bit = bits_for((uint64_t)nw * (B + 1));
@@ -238,12 +242,13 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                 return cub::DeviceRunLengthEncode::Encode(t, b, keys_sorted.ptr, run_keys.ptr, run_counts.ptr,
                                                           n_runs.ptr, entries, s);
             }));
-            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
-                return cub::DeviceReduce::Max(t, b, run_counts.ptr, max_count.ptr, entries, s);
-            }));
-            C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
             uint32_t runs = 0, largest = 0;
             C2P_CUDA_OK(to_host(&runs, n_runs.ptr, s));
+            // The largest run, over the runs written (not the whole array).
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+                return cub::DeviceReduce::Max(t, b, run_counts.ptr, max_count.ptr, runs, s);
+            }));
+            C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
             C2P_CUDA_OK(to_host(&largest, max_count.ptr, s));
             // Chunks of at most L entries, with L large enough that no bucket
             // has more than ~256 chunks to add afterwards.
@@ -259,6 +264,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             }));
             uint32_t total = 0;
             C2P_CUDA_OK(to_host(&total, chunk_offsets.ptr + runs, s));
+            if (total == 0) continue;  // every digit of this group is 0 (small scalars)
             dev_array<c2p::msm::chunk_t> chunks;
             dev_array<J> partial;
             C2P_CUDA_OK(chunks.alloc(total));
@@ -344,12 +350,12 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
 
 // Σ scalars[i]·points[offset + i] for i < n: points on the device (from
 // c2p_cuda_points_upload), scalars in Montgomery form on the host, or on
-// the device with `scalars_on_device` (read, not modified), the result
+// the device with `scalars_on_device` (consumed: converted in place), the result
 // written to *out as a Jacobian point (blst_p1 / blst_p2 layout).
 extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars,
                             int scalars_on_device, size_t n, void* out, c2p_msm_timing* timing) {
-    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n > (1ull << 31)) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm arguments (curve 1 or 2, n <= 2^31)", __FILE__,
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n >= (1ull << 31)) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm arguments (curve 1 or 2, n < 2^31)", __FILE__,
                           __LINE__);
         return (int)cudaErrorInvalidValue;
     }

@@ -490,11 +490,11 @@ impl DevicePoints {
     /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
     /// Jacobian point of this vector's group).
     fn msm_into(&self, offset: usize, scalars: Scalars, out: *mut c_void) -> Result<MsmTiming> {
-        let (ptr, on_device, n) = match scalars {
+        let (ptr, on_device, n) = match &scalars {
             Scalars::Host(s) => (s.as_ptr().cast::<c_void>(), 0, s.len()),
             Scalars::Device(d) => (d.ptr.cast_const(), 1, d.len),
         };
-        if offset + n > self.len {
+        if !offset.checked_add(n).is_some_and(|end| end <= self.len) {
             return Err(Error::size_mismatch(format!(
                 "{n} scalars from point {offset} of {}",
                 self.len
@@ -503,7 +503,8 @@ impl DevicePoints {
         let mut timing = MsmTiming::default();
         // SAFETY: the points are this handle's live device array, with
         // offset + n in range (checked); the scalars are n valid Fr on the
-        // host or a live device buffer of n (DeviceScalars); `out` has room
+        // host, or a device buffer of n that this call consumes (it is
+        // converted in place, and `scalars` is dropped after); `out` has room
         // for one Jacobian point of the curve (the callers pass a G1 or G2
         // that matches `self.curve`); timing is a valid location.
         let status = unsafe {
@@ -519,6 +520,7 @@ impl DevicePoints {
                 &mut timing,
             )
         };
+        drop(scalars);
         check(status, "GPU MSM")?;
         log::trace!("GPU MSM of {n}: {timing:?}");
         Ok(timing)
@@ -546,11 +548,11 @@ pub struct MsmTiming {
     pub reduce_ms: f32,
 }
 
-/// Where an MSM's scalars are.
-#[derive(Clone, Copy)]
+/// Where an MSM's scalars are. Device scalars are consumed by the MSM
+/// (converted in place, then freed).
 pub enum Scalars<'a> {
     Host(&'a [Fr]),
-    Device(&'a DeviceScalars),
+    Device(DeviceScalars),
 }
 
 /// Scalars in device memory (the H step's h, left there for its MSM),

@@ -92,10 +92,9 @@ impl DeviceScalars {
 }
 
 /// Where an MSM's scalars are.
-#[derive(Clone, Copy)]
 pub enum Scalars<'a> {
     Host(&'a [Fr]),
-    Device(&'a DeviceScalars),
+    Device(DeviceScalars),
 }
 
 pub fn quotient_on_device(

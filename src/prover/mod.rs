@@ -108,17 +108,19 @@ enum HValues {
 /// The five MSMs on the GPU over the device copy of the parameters. The
 /// GPU splits each scalar vector itself (zeros skipped, ones summed); the
 /// density bitmaps select the scalars here.
-fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: &HValues) -> Result<QuerySums> {
+fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<QuerySums> {
+    // h first: a device h is consumed by its MSM and freed before the rest.
+    let h = match h {
+        HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
+        HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))?,
+    };
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let a_aux = select(w.aux, w.a_aux_density.words);
     let b_inp = select(w.inputs, w.b_inp_density.words);
     let b_aux = select(w.aux, w.b_aux_density.words);
     Ok(QuerySums {
-        h: match h {
-            HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
-            HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))?,
-        },
+        h,
         l: gpu::msm_g1(&device.l, 0, w.aux)?,
         a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1(&device.a, n_in, &a_aux)?,
         b_g1: gpu::msm_g1(&device.b_g1, 0, &b_inp)? + gpu::msm_g1(&device.b_g1, b_inp_points, &b_aux)?,
@@ -192,10 +194,10 @@ fn prove_one(
     let b_inp_sel = Selection::Density(w.b_inp_density.words);
     let b_aux_sel = Selection::Density(w.b_aux_density.words);
 
-    let sums = match (device, &h) {
+    let sums = match (device, h) {
         (Some(device), h) => gpu_sums(device, w, h)?,
         (None, HValues::Host(h)) => QuerySums {
-            h: dense_msm(&params.h, h),
+            h: dense_msm(&params.h, &h),
             l: witness_msm(&params.l, w.aux, Selection::All),
             a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
             b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),

@@ -10,7 +10,9 @@ use std::mem::{align_of, size_of};
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("supraseal-c2's density bitmaps are words of usize, read as 64-bit words");
 
-/// `S` must be laid out as `Fr` (blst_fr: four u64 limbs, Montgomery form).
+/// `S` must be laid out as `Fr` (blst_fr: four u64 limbs, Montgomery form,
+/// no padding); supraseal's API cannot say so in its bounds, so only the
+/// size and alignment are checked.
 fn check_scalar_type<S>() {
     assert!(
         size_of::<S>() == size_of::<Fr>() && align_of::<S>() >= align_of::<Fr>(),
@@ -26,6 +28,10 @@ fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> &'a [T] {
     }
     assert!(!ptr.is_null(), "supraseal-c2: {what} is NULL with {len} entries");
     assert!(ptr.is_aligned(), "supraseal-c2: {what} is not aligned");
+    assert!(
+        len.checked_mul(size_of::<T>()).is_some_and(|bytes| bytes <= isize::MAX as usize),
+        "supraseal-c2: {what} claims {len} entries, more than memory can hold"
+    );
     // SAFETY: supraseal's contract: the caller's pointer addresses `len`
     // initialised elements that stay valid and unmodified for this call;
     // it is non-null and aligned (checked above).
