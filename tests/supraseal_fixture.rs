@@ -10,12 +10,7 @@
 #[path = "../compat/bellperson-tests/src/lib.rs"]
 mod cases;
 
-use bellperson::groth16::{
-    create_proof_batch, generate_random_parameters, prepare_verifying_key, verify_proof,
-};
-use blstrs::Bls12;
-use rand_chacha::ChaCha8Rng;
-use rand_core::SeedableRng;
+use bellperson::groth16::{create_proof_batch, prepare_verifying_key, verify_proof};
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -29,11 +24,7 @@ fn bellperson_cpu_proofs_equal_the_fixture() {
         "# compat/bellperson-tests/src/lib.rs. Written by C2P_UPDATE_FIXTURES=1 cargo test --test supraseal_fixture.".to_string(),
     ];
     for case in cases::cases() {
-        let params = generate_random_parameters::<Bls12, _, _>(
-            case.blank.clone(),
-            &mut ChaCha8Rng::seed_from_u64(case.setup_seed),
-        )
-        .unwrap();
+        let params = case.setup();
         let proofs =
             create_proof_batch(case.circuits.clone(), &params, case.r.clone(), case.s.clone()).unwrap();
         let pvk = prepare_verifying_key(&params.vk);

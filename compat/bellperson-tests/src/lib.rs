@@ -7,8 +7,9 @@
 //! Every case is deterministic: constants, witnesses, parameters (bellperson's
 //! `generate_random_parameters` with a seeded ChaCha8) and r, s.
 
+use bellperson::groth16::{generate_random_parameters, Parameters};
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
-use blstrs::Scalar;
+use blstrs::{Bls12, Scalar};
 use ff::Field;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -184,6 +185,18 @@ pub struct Case {
     pub public_inputs: Vec<Vec<Scalar>>,
     pub r: Vec<Scalar>,
     pub s: Vec<Scalar>,
+}
+
+impl Case {
+    /// The case's parameters: bellperson's setup from the seeded RNG (the
+    /// same with and without `cuda-supraseal`).
+    pub fn setup(&self) -> Parameters<Bls12> {
+        generate_random_parameters::<Bls12, _, _>(
+            self.blank.clone(),
+            &mut ChaCha8Rng::seed_from_u64(self.setup_seed),
+        )
+        .expect("the setup of a test circuit")
+    }
 }
 
 fn mimc_constants(seed: u64) -> Vec<Scalar> {

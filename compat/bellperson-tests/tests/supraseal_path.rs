@@ -6,11 +6,11 @@
 //! tests/supraseal_fixture.rs) byte for byte.
 
 use bellperson::groth16::{
-    create_proof_batch, create_random_proof, generate_random_parameters, prepare_verifying_key, verify_proof,
-    Parameters, SuprasealParameters,
+    create_proof_batch, create_random_proof, prepare_verifying_key, verify_proof, Parameters,
+    SuprasealParameters,
 };
 use blstrs::{Bls12, Scalar};
-use c2prover_bellperson_tests::{cases, parse_fixture, Case, Mixed, TestCircuit};
+use c2prover_bellperson_tests::{cases, parse_fixture, Mixed, TestCircuit};
 use ff::Field;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -43,20 +43,12 @@ impl Drop for TempParams {
     }
 }
 
-fn setup(case: &Case) -> Parameters<Bls12> {
-    generate_random_parameters::<Bls12, _, _>(
-        case.blank.clone(),
-        &mut ChaCha8Rng::seed_from_u64(case.setup_seed),
-    )
-    .unwrap()
-}
-
 #[test]
 fn proofs_through_the_supraseal_path_equal_bellpersons_cpu_proofs() {
     let expected = parse_fixture(FIXTURE);
     let mut compared = 0;
     for case in cases() {
-        let params = setup(&case);
+        let params = case.setup();
         let file = TempParams::write(&params);
         let supraseal = SuprasealParameters::<Bls12>::new(file.0.clone()).unwrap();
         let proofs =
@@ -96,7 +88,7 @@ fn proofs_through_the_supraseal_path_equal_bellpersons_cpu_proofs() {
 #[test]
 fn random_proofs_verify_and_batches_run_concurrently() {
     let case = &cases()[1];
-    let params = setup(case);
+    let params = case.setup();
     let file = TempParams::write(&params);
     let supraseal = SuprasealParameters::<Bls12>::new(file.0.clone()).unwrap();
     let pvk = prepare_verifying_key(&params.vk);
@@ -131,7 +123,7 @@ fn a_missing_parameters_file_is_an_error_with_a_message() {
 #[test]
 fn a_truncated_parameters_file_is_an_error() {
     let case = &cases()[0];
-    let file = TempParams::write(&setup(case));
+    let file = TempParams::write(&case.setup());
     let bytes = std::fs::read(&file.0).unwrap();
     std::fs::write(&file.0, &bytes[..bytes.len() - 10]).unwrap();
     let err = supraseal_c2::SRS::try_new(file.0.clone(), false)
@@ -144,7 +136,7 @@ fn a_truncated_parameters_file_is_an_error() {
 fn a_witness_of_another_shape_panics_with_c2provers_message() {
     // MiMC parameters, a Mixed witness: the supraseal API has no error return,
     // so the failure is a panic (that unwinds), as with the original.
-    let params = setup(&cases()[0]);
+    let params = cases()[0].setup();
     let file = TempParams::write(&params);
     let supraseal = SuprasealParameters::<Bls12>::new(file.0.clone()).unwrap();
     let (mixed, _) = Mixed::with(1);
@@ -172,7 +164,7 @@ fn srs_handles_are_shared_cached_and_evicted() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<supraseal_c2::SRS>();
     let case = &cases()[0];
-    let file = TempParams::write(&setup(case));
+    let file = TempParams::write(&case.setup());
     let first = supraseal_c2::SRS::try_new(file.0.clone(), true).unwrap();
     let second = supraseal_c2::SRS::try_new(file.0.clone(), true).unwrap();
     let clone = first.clone();
