@@ -80,7 +80,24 @@ type Params struct {
 	ptr *cParams
 }
 
-type paramsConfig struct{ subgroup, cache bool }
+type paramsConfig struct {
+	subgroup, cache bool
+	onGPU           ParamsOnGPU
+}
+
+// ParamsOnGPU says where the parameters' points live when a GPU is used.
+type ParamsOnGPU uint32
+
+const (
+	// ParamsOnGPUAuto keeps the points on the GPU when it has room and
+	// streams them otherwise (C2P_PARAMS_ON_GPU in the environment may
+	// choose instead).
+	ParamsOnGPUAuto ParamsOnGPU = 0
+	// ParamsOnGPUAlways uploads the points whatever the GPU's free memory.
+	ParamsOnGPUAlways ParamsOnGPU = 1
+	// ParamsOnGPUNever streams the points from host memory for every MSM.
+	ParamsOnGPUNever ParamsOnGPU = 2
+)
 
 // ParamsOption configures LoadParams.
 type ParamsOption func(*paramsConfig)
@@ -95,6 +112,11 @@ func WithSubgroupCheck() ParamsOption { return func(c *paramsConfig) { c.subgrou
 // loads of the same file.
 func WithCache() ParamsOption { return func(c *paramsConfig) { c.cache = true } }
 
+// WithParamsOnGPU chooses where the points live (default ParamsOnGPUAuto).
+func WithParamsOnGPU(where ParamsOnGPU) ParamsOption {
+	return func(c *paramsConfig) { c.onGPU = where }
+}
+
 // LoadParams loads a parameters file in bellperson's Parameters::write
 // format (Filecoin's .params files).
 func LoadParams(path string, opts ...ParamsOption) (*Params, error) {
@@ -102,7 +124,7 @@ func LoadParams(path string, opts ...ParamsOption) (*Params, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	ptr, err := paramsLoad(path, cfg.subgroup, cfg.cache)
+	ptr, err := paramsLoad(path, cfg)
 	if err != nil {
 		return nil, err
 	}

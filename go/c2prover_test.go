@@ -172,6 +172,9 @@ func TestErrors(t *testing.T) {
 	_, err = LoadParams(truncated)
 	check("truncated file", err, ErrParamsFormat)
 
+	_, err = LoadParams(paramsPath, WithParamsOnGPU(ParamsOnGPU(7)))
+	check("an unknown residency", err, ErrInvalidArgument)
+
 	_, err = Prove(p, nil)
 	check("no circuits", err, ErrInvalidArgument)
 	r, s := blinding(1, 3)

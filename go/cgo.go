@@ -46,10 +46,14 @@ func libraryVersion() string { return C.GoString(C.c2p_version()) }
 type cParams = C.struct_c2p_params
 type cJob = C.struct_c2p_job
 
-func paramsLoad(path string, subgroup, cache bool) (*cParams, error) {
+func paramsLoad(path string, cfg paramsConfig) (*cParams, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	opts := C.struct_c2p_params_options{check_subgroup: C.bool(subgroup), use_cache: C.bool(cache)}
+	opts := C.struct_c2p_params_options{
+		check_subgroup: C.bool(cfg.subgroup),
+		use_cache:      C.bool(cfg.cache),
+		params_on_gpu:  C.uint32_t(cfg.onGPU),
+	}
 	var out *cParams
 	err := call(func() C.int32_t { return C.c2p_params_load(cpath, &opts, &out) })
 	return out, err

@@ -28,6 +28,18 @@
 // Bytes of one scalar (r, s, public inputs, witness values).
 #define C2P_FR_BYTES 32
 
+// `c2p_params_options.params_on_gpu`: keep the points on the GPU when it
+// has room, else stream them (the environment variable `C2P_PARAMS_ON_GPU`
+// may choose instead).
+#define C2P_PARAMS_ON_GPU_AUTO 0
+
+// Upload the points to the GPU whatever its free memory (streaming if the
+// upload fails).
+#define C2P_PARAMS_ON_GPU_ALWAYS 1
+
+// Stream the points from host memory for every MSM.
+#define C2P_PARAMS_ON_GPU_NEVER 2
+
 // Success.
 #define C2P_OK 0
 
@@ -82,8 +94,12 @@ struct c2p_params_options {
   // files). Counts, sizes, flag bits and the curve equation are always checked.
   bool check_subgroup;
   // Keep the parameters in a process-wide cache keyed by file (path,
-  // length, modification time) and reuse them on later loads.
+  // length, modification time) and reuse them on later loads. A cached
+  // handle keeps the `params_on_gpu` of the load that made it.
   bool use_cache;
+  // Where the points live with a GPU: C2P_PARAMS_ON_GPU_AUTO (0),
+  // _ALWAYS or _NEVER. Ignored without a GPU.
+  uint32_t params_on_gpu;
 };
 
 // What `c2p_params_info` reports.

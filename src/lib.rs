@@ -19,6 +19,7 @@ pub mod witness_file;
 
 pub use error::{Error, ErrorKind, Result};
 pub use ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+pub use gpu::Residency;
 pub use params::{LoadOptions, Parameters, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{prove, random_r_s, Assignment, Density, Witness};

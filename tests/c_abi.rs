@@ -677,11 +677,24 @@ fn bad_parameter_files() {
     assert!(out.is_null(), "no handle on failure");
 
     // Cached loads of one file share parameters; both handles work and free.
+    let path = c_path(&f.path);
+    // An unknown residency is refused before any work.
+    let bad = c2p_params_options {
+        params_on_gpu: 7,
+        ..Default::default()
+    };
+    expect(
+        c2p_params_load(path.as_ptr(), &bad, &mut out),
+        C2P_ERR_INVALID_ARGUMENT,
+        "params_on_gpu is 7",
+    );
+    assert!(out.is_null(), "no handle on failure");
+
     let opts = c2p_params_options {
         check_subgroup: true,
         use_cache: true,
+        params_on_gpu: C2P_PARAMS_ON_GPU_NEVER,
     };
-    let path = c_path(&f.path);
     let (mut a, mut b) = (null_mut(), null_mut());
     assert_eq!(c2p_params_load(path.as_ptr(), &opts, &mut a), C2P_OK);
     assert_eq!(c2p_params_load(path.as_ptr(), &opts, &mut b), C2P_OK);

@@ -335,7 +335,7 @@ mod msm {
     use super::gpu;
     use c2prover::cpu::msm::dense_msm;
     use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
-    use c2prover::gpu::{msm_g1, msm_g2, upload_g1, upload_g2};
+    use c2prover::gpu::{msm_g1, msm_g2, streamed_msm, streamed_msm_in_chunks, upload_g1, upload_g2};
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
     use rayon::prelude::*;
@@ -451,6 +451,56 @@ mod msm {
                 assert_eq!(got, want, "G2 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
             }
         }
+    }
+
+    /// Points streamed from host memory in chunks (the last one short)
+    /// give the MSM of the whole vector.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_msm_equals_blst() {
+        let _gpu = gpu("streamed_msm_equals_blst");
+        let points = g1_points((1 << 20) + 3, 1 << 12, 5);
+        let s = scalars(points.len(), 49, 30, 500);
+        let want = dense_msm(&points, &s).to_affine();
+        for chunk in [100_000, 1 << 20, 1 << 21] {
+            let got: G1 = streamed_msm_in_chunks(&points, &s, chunk).unwrap();
+            assert_eq!(got.to_affine(), want, "G1 streamed in chunks of {chunk}");
+        }
+        let points = g2_points((1 << 16) + 1, 1 << 10, 6);
+        let s = scalars(points.len(), 49, 30, 600);
+        let want = dense_msm(&points, &s).to_affine();
+        let got: G2 = streamed_msm_in_chunks(&points, &s, 10_000).unwrap();
+        assert_eq!(got.to_affine(), want, "G2 streamed in chunks of 10000");
+        let got: G2 = streamed_msm(&points, &s).unwrap();
+        assert_eq!(got.to_affine(), want, "G2 streamed in default chunks");
+        assert!(
+            streamed_msm::<G2>(&points[..10], &s).is_err(),
+            "more scalars than points"
+        );
+    }
+
+    /// A proof with the parameters streamed equals one with them resident,
+    /// byte for byte, and verifies. (Byte identity with bellperson on the
+    /// streamed path: `bellperson_identity` run with C2P_PARAMS_ON_GPU=never.)
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_resident_and_cpu_proofs_are_identical() {
+        use c2prover::gpu::{DeviceCache, Residency};
+        use c2prover::synthetic::Circuit;
+        let _gpu = gpu("streamed_resident_and_cpu_proofs_are_identical");
+        let circuit = Circuit::porep_like(16, 7, 8).unwrap();
+        let mut params = circuit.setup(9);
+        let witness = circuit.witness();
+        let (r, s) = c2prover::random_r_s(1);
+        let mut proofs = Vec::new();
+        for residency in [Residency::Never, Residency::Always] {
+            params.device = DeviceCache::new(residency);
+            let proof = c2prover::prove(&params, &[witness.as_assignment()], &r, &s).unwrap();
+            assert_eq!(params.device.bytes() > 0, residency == Residency::Always);
+            assert!(c2prover::verify(&params.vk, &witness.inputs[1..], &proof[0]).unwrap());
+            proofs.push(proof[0].to_compressed());
+        }
+        assert_eq!(proofs[0], proofs[1], "streamed = resident");
     }
 
     /// At 2^26 and 2^27 a CPU MSM would take minutes: points (i + 1)·G and

@@ -33,7 +33,14 @@ fn decode_err(bytes: &[u8]) -> c2prover::Error {
 fn loads_what_it_writes() {
     let (params, bytes) = small_params();
     let path = temp_file("good.params", &bytes);
-    let loaded = Parameters::load(&path, &LoadOptions { check_subgroup: true }).unwrap();
+    let loaded = Parameters::load(
+        &path,
+        &LoadOptions {
+            check_subgroup: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(loaded, params);
     let mut again = Vec::new();
     loaded.write(&mut again).unwrap();
@@ -166,7 +173,14 @@ fn subgroup_check_on_request() {
     let at = layout.h.point_offset(5);
     bytes[at..at + 96].copy_from_slice(&outsider.to_uncompressed());
     assert!(Parameters::decode(&bytes, &LoadOptions::default()).is_ok());
-    let err = Parameters::decode(&bytes, &LoadOptions { check_subgroup: true }).unwrap_err();
+    let err = Parameters::decode(
+        &bytes,
+        &LoadOptions {
+            check_subgroup: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(
         err.message.contains("section `h`, point 5") && err.message.contains("subgroup"),
         "{}",

@@ -315,6 +315,7 @@ fn info(args: InfoArgs) -> Result<(), Error> {
     if args.check {
         let options = LoadOptions {
             check_subgroup: args.subgroup,
+            ..Default::default()
         };
         drop(bytes);
         step("loading: decoding and checking every point", || {
@@ -363,11 +364,11 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
     }
     times.sort_by(f64::total_cmp);
     let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
-    // What ran: the GPU takes H when present, and the MSMs when the
-    // parameters went to its memory.
+    // What ran: the GPU takes H and the MSMs when present, over resident
+    // points when the parameters went to its memory, streamed otherwise.
     let backend = match (c2prover::gpu::available(), params.device.bytes() > 0) {
-        (true, true) => "GPU (H and MSMs)",
-        (true, false) => "GPU H, CPU MSMs",
+        (true, true) => "GPU (H and MSMs, points resident)",
+        (true, false) => "GPU (H and MSMs, points streamed)",
         _ => "CPU",
     };
     println!(

@@ -16,6 +16,7 @@ pub use standin::*;
 use crate::cpu::ntt::Domain;
 use crate::error::Result;
 use crate::ffi::blst::Fr;
+use crate::ffi::blst::{G1Affine, G2Affine, G1, G2};
 use crate::params::Parameters;
 use once_cell::sync::OnceCell;
 use std::sync::Arc;
@@ -99,18 +100,27 @@ impl DeviceParams {
     }
 }
 
-/// Whether a parameter set's points go to the GPU, from `C2P_PARAMS_ON_GPU`:
-/// `auto` (the default: when the GPU's free memory holds them and the
-/// proving work beside them), `always`, or `never` (MSMs on the CPU).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Whether a parameter set's points live on the GPU. `Auto` (the default)
+/// keeps them there when the GPU's free memory holds them and the proving
+/// work beside them, and otherwise streams them; `Always` uploads them
+/// whatever the free memory says (a failed upload still streams); `Never`
+/// streams them from host memory for every MSM. With `Auto` the
+/// environment variable `C2P_PARAMS_ON_GPU` (`auto`, `always`, `never`)
+/// decides, so a deployment can choose without a code change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Residency {
+    #[default]
     Auto,
     Always,
     Never,
 }
 
 impl Residency {
-    pub fn from_env() -> Residency {
+    /// The choice in effect: an explicit one, or the environment's.
+    pub fn resolve(self) -> Residency {
+        if self != Residency::Auto {
+            return self;
+        }
         match std::env::var("C2P_PARAMS_ON_GPU").as_deref() {
             Ok("always") | Ok("1") => Residency::Always,
             Ok("never") | Ok("0") => Residency::Never,
@@ -121,13 +131,27 @@ impl Residency {
 
 /// The device copy of a parameter set, made on first use by a GPU proof
 /// and freed with the parameters. A failed or declined upload is
-/// remembered (logged once); the MSMs then run on the CPU.
+/// remembered (logged once); the MSMs then stream the points.
 #[derive(Default)]
-pub struct DeviceCache(OnceCell<Option<Arc<DeviceParams>>>);
+pub struct DeviceCache {
+    residency: Residency,
+    copy: OnceCell<Option<Arc<DeviceParams>>>,
+}
 
 impl DeviceCache {
+    pub fn new(residency: Residency) -> DeviceCache {
+        DeviceCache {
+            residency,
+            copy: OnceCell::new(),
+        }
+    }
+
+    pub fn residency(&self) -> Residency {
+        self.residency
+    }
+
     pub fn get_or_upload(&self, params: &Parameters) -> Option<&Arc<DeviceParams>> {
-        self.0
+        self.copy
             .get_or_init(|| {
                 if !available() {
                     return None;
@@ -136,13 +160,13 @@ impl DeviceCache {
                 // Room for the H step (3 domain vectors and the twiddles)
                 // and the MSM working memory beside the points.
                 let headroom = 112 * params.domain_size() + (3 << 30);
-                let decision = Residency::from_env();
+                let decision = self.residency.resolve();
                 let free = free_memory(0).unwrap_or(0);
                 if decision == Residency::Never
                     || (decision == Residency::Auto && need + headroom > free)
                 {
                     log::info!(
-                        "parameters stay on the host ({} MiB needed on the GPU, {} MiB free, C2P_PARAMS_ON_GPU={decision:?}): MSMs on the CPU",
+                        "parameters stay on the host ({} MiB needed on the GPU, {} MiB free, residency {decision:?}): MSM points stream to the GPU",
                         need >> 20,
                         free >> 20
                     );
@@ -159,7 +183,7 @@ impl DeviceCache {
                         Some(Arc::new(d))
                     }
                     Err(e) => {
-                        log::warn!("parameters could not go to the GPU ({e}): MSMs on the CPU");
+                        log::warn!("parameters could not go to the GPU ({e}): MSM points stream to the GPU");
                         None
                     }
                 }
@@ -169,14 +193,14 @@ impl DeviceCache {
 
     /// Device bytes held (0 before the first GPU proof or on the CPU).
     pub fn bytes(&self) -> usize {
-        self.0.get().and_then(|d| d.as_ref()).map_or(0, |d| d.bytes())
+        self.copy.get().and_then(|d| d.as_ref()).map_or(0, |d| d.bytes())
     }
 }
 
 impl Clone for DeviceCache {
     /// A copy of the parameters gets its own device copy when used.
     fn clone(&self) -> Self {
-        DeviceCache::default()
+        DeviceCache::new(self.residency)
     }
 }
 
@@ -193,4 +217,107 @@ impl std::fmt::Debug for DeviceCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceCache({} bytes)", self.bytes())
     }
+}
+
+/// A group whose MSMs can run on the GPU over points streamed from host
+/// memory.
+pub trait StreamedGroup: Sized + Copy + std::ops::Add<Output = Self> + Send {
+    type Affine: Sync;
+    /// Bytes of one affine point on the device.
+    const POINT_BYTES: usize;
+    fn identity() -> Self;
+    fn upload(points: &[Self::Affine]) -> Result<DevicePoints>;
+    fn msm(points: &DevicePoints, scalars: &[Fr]) -> Result<Self>;
+}
+
+impl StreamedGroup for G1 {
+    type Affine = G1Affine;
+    const POINT_BYTES: usize = 96;
+    fn identity() -> Self {
+        G1::identity()
+    }
+    fn upload(points: &[G1Affine]) -> Result<DevicePoints> {
+        upload_g1(points)
+    }
+    fn msm(points: &DevicePoints, scalars: &[Fr]) -> Result<Self> {
+        msm_g1(points, 0, scalars)
+    }
+}
+
+impl StreamedGroup for G2 {
+    type Affine = G2Affine;
+    const POINT_BYTES: usize = 192;
+    fn identity() -> Self {
+        G2::identity()
+    }
+    fn upload(points: &[G2Affine]) -> Result<DevicePoints> {
+        upload_g2(points)
+    }
+    fn msm(points: &DevicePoints, scalars: &[Fr]) -> Result<Self> {
+        msm_g2(points, 0, scalars)
+    }
+}
+
+/// Points per streamed chunk: a quarter of the free device memory left
+/// after 4 GiB for the MSM's own buffers, between 64 MiB and 2 GiB of
+/// points. Two chunks are on the device at a time.
+fn stream_chunk(point_bytes: usize) -> usize {
+    let free = free_memory(0).unwrap_or(0);
+    let bytes = (free.saturating_sub(4 << 30) / 4).clamp(64 << 20, 2 << 30);
+    bytes / point_bytes
+}
+
+/// Σ scalars[i]·points[i] on the GPU with the points in host memory: they
+/// go up in chunks, the next chunk's upload (a thread of its own, through
+/// the pinned staging buffers) overlapping the current chunk's MSM, and the
+/// chunks' sums are added here. Device memory: two chunks of points
+/// (`stream_chunk`) plus one chunk's MSM buffers.
+pub fn streamed_msm<P: StreamedGroup>(points: &[P::Affine], scalars: &[Fr]) -> Result<P> {
+    streamed_msm_in_chunks(points, scalars, stream_chunk(P::POINT_BYTES))
+}
+
+/// `streamed_msm` with chunks of `chunk` points.
+pub fn streamed_msm_in_chunks<P: StreamedGroup>(
+    points: &[P::Affine],
+    scalars: &[Fr],
+    chunk: usize,
+) -> Result<P> {
+    let n = scalars.len();
+    if points.len() < n {
+        return Err(crate::error::Error::size_mismatch(format!(
+            "{n} scalars for {} points",
+            points.len()
+        )));
+    }
+    if n == 0 {
+        return Ok(P::identity());
+    }
+    let chunk = chunk.max(1);
+    let join = |h: std::thread::ScopedJoinHandle<'_, Result<DevicePoints>>| {
+        h.join().unwrap_or_else(|_| {
+            Err(crate::error::Error::new(
+                crate::error::ErrorKind::Panic,
+                "internal error: the point upload thread panicked",
+            ))
+        })
+    };
+    std::thread::scope(|scope| {
+        let upload = |start: usize| {
+            let part = &points[start..n.min(start + chunk)];
+            scope.spawn(move || P::upload(part))
+        };
+        let mut next = Some(upload(0));
+        let mut sum = P::identity();
+        let mut start = 0;
+        while let Some(pending) = next.take() {
+            let current = join(pending)?;
+            let end = n.min(start + chunk);
+            if end < n {
+                next = Some(upload(end));
+            }
+            sum = sum + P::msm(&current, &scalars[start..end])?;
+            start = end;
+        }
+        Ok(sum)
+    })
 }

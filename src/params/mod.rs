@@ -27,6 +27,8 @@ pub struct LoadOptions {
     /// a scalar multiplication per point). Counts, sizes, flag bits and the
     /// curve equation are always checked.
     pub check_subgroup: bool,
+    /// Whether the points live on the GPU (see `Residency`).
+    pub residency: crate::gpu::Residency,
 }
 
 /// The verifying key: what `verify` needs.
@@ -118,7 +120,7 @@ impl Parameters {
             a,
             b_g1,
             b_g2,
-            device: Default::default(),
+            device: crate::gpu::DeviceCache::new(options.residency),
         })
     }
 

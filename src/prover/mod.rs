@@ -19,7 +19,7 @@ use crate::cpu::h::quotient;
 use crate::cpu::msm::{dense_msm, witness_msm, Selection};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::Fr;
+use crate::ffi::blst::{Fr, G1, G2};
 use crate::gpu;
 use crate::params::Parameters;
 use crate::proof::Proof;
@@ -105,6 +105,24 @@ enum HValues {
     Device(gpu::DeviceScalars),
 }
 
+/// The witness scalars that meet points through the density bitmaps (the
+/// rest of the MSMs take whole vectors).
+struct DensitySelected {
+    a_aux: Vec<Fr>,
+    b_inp: Vec<Fr>,
+    b_aux: Vec<Fr>,
+}
+
+impl DensitySelected {
+    fn of(w: &Assignment) -> DensitySelected {
+        DensitySelected {
+            a_aux: select(w.aux, w.a_aux_density.words),
+            b_inp: select(w.inputs, w.b_inp_density.words),
+            b_aux: select(w.aux, w.b_aux_density.words),
+        }
+    }
+}
+
 /// The five MSMs on the GPU over the device copy of the parameters. The
 /// GPU splits each scalar vector itself (zeros skipped, ones summed); the
 /// density bitmaps select the scalars here.
@@ -116,16 +134,54 @@ fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<Qu
     };
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
-    let a_aux = select(w.aux, w.a_aux_density.words);
-    let b_inp = select(w.inputs, w.b_inp_density.words);
-    let b_aux = select(w.aux, w.b_aux_density.words);
+    let sel = DensitySelected::of(w);
     Ok(QuerySums {
         h,
         l: gpu::msm_g1(&device.l, 0, w.aux)?,
-        a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1(&device.a, n_in, &a_aux)?,
-        b_g1: gpu::msm_g1(&device.b_g1, 0, &b_inp)? + gpu::msm_g1(&device.b_g1, b_inp_points, &b_aux)?,
-        b_g2: gpu::msm_g2(&device.b_g2, 0, &b_inp)? + gpu::msm_g2(&device.b_g2, b_inp_points, &b_aux)?,
+        a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1(&device.a, n_in, &sel.a_aux)?,
+        b_g1: gpu::msm_g1(&device.b_g1, 0, &sel.b_inp)?
+            + gpu::msm_g1(&device.b_g1, b_inp_points, &sel.b_aux)?,
+        b_g2: gpu::msm_g2(&device.b_g2, 0, &sel.b_inp)?
+            + gpu::msm_g2(&device.b_g2, b_inp_points, &sel.b_aux)?,
     })
+}
+
+/// The five MSMs on the GPU with the points streamed from host memory (the
+/// parameters are not resident: too large for the GPU, or asked not to be).
+fn streamed_sums(params: &Parameters, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
+    use gpu::streamed_msm;
+    let n_in = w.inputs.len();
+    let b_inp_points = w.b_inp_density.popcount;
+    let (a_inp, a_aux) = params.a.split_at(n_in);
+    let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
+    let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
+    let sel = DensitySelected::of(w);
+    Ok(QuerySums {
+        h: streamed_msm::<G1>(&params.h, &h[..h.len().min(params.h.len())])?,
+        l: streamed_msm::<G1>(&params.l, w.aux)?,
+        a: streamed_msm::<G1>(a_inp, w.inputs)? + streamed_msm::<G1>(a_aux, &sel.a_aux)?,
+        b_g1: streamed_msm::<G1>(b1_inp, &sel.b_inp)? + streamed_msm::<G1>(b1_aux, &sel.b_aux)?,
+        b_g2: streamed_msm::<G2>(b2_inp, &sel.b_inp)? + streamed_msm::<G2>(b2_aux, &sel.b_aux)?,
+    })
+}
+
+/// The five MSMs on the CPU.
+fn cpu_sums(params: &Parameters, w: &Assignment, h: &[Fr]) -> QuerySums {
+    let n_in = w.inputs.len();
+    let b_inp_points = w.b_inp_density.popcount;
+    let (a_inp, a_aux) = params.a.split_at(n_in);
+    let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
+    let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
+    let a_sel = Selection::Density(w.a_aux_density.words);
+    let b_inp_sel = Selection::Density(w.b_inp_density.words);
+    let b_aux_sel = Selection::Density(w.b_aux_density.words);
+    QuerySums {
+        h: dense_msm(&params.h, h),
+        l: witness_msm(&params.l, w.aux, Selection::All),
+        a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
+        b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),
+        b_g2: witness_msm(b2_inp, w.inputs, b_inp_sel) + witness_msm(b2_aux, w.aux, b_aux_sel),
+    }
 }
 
 /// The scalars whose bit is set in `density` (bit i = bit i % 64 of word
@@ -185,24 +241,18 @@ fn prove_one(
     let h_done = Instant::now();
     check_cancelled(cancelled)?;
 
-    let n_in = w.inputs.len();
-    let b_inp_points = w.b_inp_density.popcount;
-    let (a_inp, a_aux) = params.a.split_at(n_in);
-    let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
-    let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
-    let a_sel = Selection::Density(w.a_aux_density.words);
-    let b_inp_sel = Selection::Density(w.b_inp_density.words);
-    let b_aux_sel = Selection::Density(w.b_aux_density.words);
-
     let sums = match (device, h) {
         (Some(device), h) => gpu_sums(device, w, h)?,
-        (None, HValues::Host(h)) => QuerySums {
-            h: dense_msm(&params.h, &h),
-            l: witness_msm(&params.l, w.aux, Selection::All),
-            a: witness_msm(a_inp, w.inputs, Selection::All) + witness_msm(a_aux, w.aux, a_sel),
-            b_g1: witness_msm(b1_inp, w.inputs, b_inp_sel) + witness_msm(b1_aux, w.aux, b_aux_sel),
-            b_g2: witness_msm(b2_inp, w.inputs, b_inp_sel) + witness_msm(b2_aux, w.aux, b_aux_sel),
+        (None, HValues::Host(h)) if gpu::available() => match streamed_sums(params, w, &h) {
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                // Other work holds the GPU's memory: this circuit's MSMs
+                // are still owed, and the CPU can do them.
+                log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
+                cpu_sums(params, w, &h)
+            }
+            other => other?,
         },
+        (None, HValues::Host(h)) => cpu_sums(params, w, &h),
         (None, HValues::Device(_)) => {
             return Err(Error::new(
                 ErrorKind::Gpu,

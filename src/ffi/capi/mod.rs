@@ -30,6 +30,16 @@ pub const C2P_RAW_PROOF_BYTES: usize = 384;
 /// Bytes of one scalar (r, s, public inputs, witness values).
 pub const C2P_FR_BYTES: usize = 32;
 
+/// `c2p_params_options.params_on_gpu`: keep the points on the GPU when it
+/// has room, else stream them (the environment variable `C2P_PARAMS_ON_GPU`
+/// may choose instead).
+pub const C2P_PARAMS_ON_GPU_AUTO: u32 = 0;
+/// Upload the points to the GPU whatever its free memory (streaming if the
+/// upload fails).
+pub const C2P_PARAMS_ON_GPU_ALWAYS: u32 = 1;
+/// Stream the points from host memory for every MSM.
+pub const C2P_PARAMS_ON_GPU_NEVER: u32 = 2;
+
 /// Success.
 pub const C2P_OK: i32 = 0;
 /// A required pointer argument was NULL.

@@ -11,8 +11,10 @@
 
 use super::handles::Registry;
 use super::{catch, copy_last_error, guard, non_null, slice, write_out};
+use super::{C2P_PARAMS_ON_GPU_ALWAYS, C2P_PARAMS_ON_GPU_AUTO, C2P_PARAMS_ON_GPU_NEVER};
 use crate::error::Error;
 use crate::ffi::blst::Fr;
+use crate::gpu::Residency;
 use crate::params::{load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
 use crate::prover::{check_call, random_r_s, Assignment, Density, Job, Witness};
@@ -47,8 +49,12 @@ pub struct c2p_params_options {
     /// files). Counts, sizes, flag bits and the curve equation are always checked.
     pub check_subgroup: bool,
     /// Keep the parameters in a process-wide cache keyed by file (path,
-    /// length, modification time) and reuse them on later loads.
+    /// length, modification time) and reuse them on later loads. A cached
+    /// handle keeps the `params_on_gpu` of the load that made it.
     pub use_cache: bool,
+    /// Where the points live with a GPU: C2P_PARAMS_ON_GPU_AUTO (0),
+    /// _ALWAYS or _NEVER. Ignored without a GPU.
+    pub params_on_gpu: u32,
 }
 
 /// What `c2p_params_info` reports.
@@ -192,8 +198,19 @@ pub extern "C" fn c2p_params_load(
         // SAFETY: non-NULL and, per the contract, NUL-terminated.
         let path = PathBuf::from(path_from_c(unsafe { CStr::from_ptr(path) }));
         let opts = options_or_default(opts);
+        let residency = match opts.params_on_gpu {
+            C2P_PARAMS_ON_GPU_AUTO => Residency::Auto,
+            C2P_PARAMS_ON_GPU_ALWAYS => Residency::Always,
+            C2P_PARAMS_ON_GPU_NEVER => Residency::Never,
+            other => {
+                return Err(Error::invalid(format!(
+                    "params_on_gpu is {other}: use C2P_PARAMS_ON_GPU_AUTO, _ALWAYS or _NEVER"
+                )))
+            }
+        };
         let options = LoadOptions {
             check_subgroup: opts.check_subgroup,
+            residency,
         };
         let params = if opts.use_cache {
             load_cached(&path, &options)?
