@@ -174,6 +174,7 @@ func (p *Params) Info() (ParamsInfo, error) {
 type proveConfig struct {
 	r, s      []Scalar
 	canonical bool
+	noWait    bool
 	sealProof *sealProof
 }
 
@@ -189,6 +190,25 @@ func WithRS(r, s []Scalar) ProveOption {
 // WithCanonicalScalars says the witness values, r and s are canonical
 // little-endian integers (each below the field modulus), not Montgomery form.
 func WithCanonicalScalars() ProveOption { return func(c *proveConfig) { c.canonical = true } }
+
+// WithNoWait makes ProveStart fail with ErrBusy when the library's host
+// memory budget for jobs in flight is full, instead of waiting for running
+// jobs to end (backpressure; see SetHostBudget).
+func WithNoWait() ProveOption { return func(c *proveConfig) { c.noWait = true } }
+
+// SetHostBudget sets the host memory budget, in bytes, that bounds the jobs
+// in flight; 0 restores the default (C2P_HOST_BUDGET in the environment,
+// else half of the machine's memory).
+func SetHostBudget(bytes uint64) { setHostBudget(bytes) }
+
+// Budget describes the host memory budget: its limit, the bytes held by
+// jobs in flight, and their number.
+type Budget struct {
+	LimitBytes, InUseBytes, Jobs uint64
+}
+
+// HostBudget reports the host memory budget.
+func HostBudget() Budget { return hostBudget() }
 
 // Job is a proof in progress, started by ProveStart.
 type Job struct {
@@ -223,7 +243,7 @@ func ProveStart(p *Params, circuits []Assignment, opts ...ProveOption) (*Job, er
 	}
 	var job *Job
 	err := p.use(func(c *cParams) error {
-		ptr, err := proveStart(c, circuits, cfg.r, cfg.s, cfg.canonical)
+		ptr, err := proveStart(c, circuits, cfg)
 		if err != nil {
 			return err
 		}

@@ -146,6 +146,32 @@ func TestSplitAPI(t *testing.T) {
 	}
 }
 
+func TestHostBudget(t *testing.T) {
+	p, circuits := fixture(t)
+	def := HostBudget().LimitBytes
+	if def == 0 {
+		t.Fatal("no default budget")
+	}
+	// A budget smaller than any job still runs jobs one at a time.
+	SetHostBudget(1)
+	defer SetHostBudget(0)
+	if got := HostBudget().LimitBytes; got != 1 {
+		t.Fatalf("limit %d after SetHostBudget(1)", got)
+	}
+	job, err := ProveStart(p, circuits, WithNoWait())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := job.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	SetHostBudget(0)
+	b := HostBudget()
+	if b.LimitBytes != def || b.InUseBytes != 0 || b.Jobs != 0 {
+		t.Fatalf("budget after the job and a reset: %+v (default %d)", b, def)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	p, circuits := fixture(t)
 	check := func(what string, err error, want *Error) {

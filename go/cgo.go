@@ -61,6 +61,14 @@ func paramsLoad(path string, cfg paramsConfig) (*cParams, error) {
 
 func paramsFree(p *cParams) { C.c2p_params_free(p) }
 
+func setHostBudget(bytes uint64) { C.c2p_set_host_budget(C.uint64_t(bytes)) }
+
+func hostBudget() Budget {
+	var info C.struct_c2p_budget_info
+	C.c2p_host_budget(&info)
+	return Budget{LimitBytes: uint64(info.limit_bytes), InUseBytes: uint64(info.in_use_bytes), Jobs: uint64(info.jobs)}
+}
+
 func paramsInfo(p *cParams) (ParamsInfo, error) {
 	var info C.struct_c2p_params_info
 	if err := call(func() C.int32_t { return C.c2p_params_info(p, &info) }); err != nil {
@@ -139,7 +147,8 @@ func scalarPtr(v []Scalar) *C.uint8_t {
 
 // proveStart validates the circuits and starts a job; the C side has copied
 // every input it needs when it returns.
-func proveStart(p *cParams, circuits []Assignment, r, s []Scalar, canonical bool) (*cJob, error) {
+func proveStart(p *cParams, circuits []Assignment, cfg proveConfig) (*cJob, error) {
+	r, s := cfg.r, cfg.s
 	var pinner runtime.Pinner
 	defer pinner.Unpin()
 	array := cAssignments(circuits, &pinner)
@@ -147,7 +156,7 @@ func proveStart(p *cParams, circuits []Assignment, r, s []Scalar, canonical bool
 		return nil, &Error{Status: StatusOutOfMemory, Message: "cannot allocate the circuit descriptors"}
 	}
 	defer C.free(unsafe.Pointer(array))
-	opts := C.struct_c2p_prove_options{canonical_scalars: C.bool(canonical)}
+	opts := C.struct_c2p_prove_options{canonical_scalars: C.bool(cfg.canonical), no_wait: C.bool(cfg.noWait)}
 	var out *cJob
 	err := call(func() C.int32_t {
 		return C.c2p_prove_start(p, array, C.size_t(len(circuits)), scalarPtr(r), scalarPtr(s), &opts, &out)

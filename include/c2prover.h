@@ -165,6 +165,20 @@ struct c2p_prove_options {
   // Witness scalars, r and s are canonical little-endian integers instead
   // of Montgomery form (each must be below the field modulus).
   bool canonical_scalars;
+  // When the host memory budget is full, fail with C2P_ERR_BUSY instead
+  // of waiting for jobs in flight to end.
+  bool no_wait;
+};
+
+// The host memory budget that bounds jobs in flight (see
+// `c2p_prove_start`), as `c2p_host_budget` reports it.
+struct c2p_budget_info {
+  // The limit in bytes.
+  uint64_t limit_bytes;
+  // Bytes held by jobs in flight.
+  uint64_t in_use_bytes;
+  // Jobs in flight (started, proofs not yet done).
+  uint64_t jobs;
 };
 
 // supraseal's error, returned by value: `code` 0 is success, positive is
@@ -253,8 +267,15 @@ int32_t c2p_params_info(const struct c2p_params *params, struct c2p_params_info 
 // circuits, r without s, r, s or canonical scalars not below the modulus),
 // C2P_ERR_SIZE_MISMATCH
 // (witness against parameters, bit lengths, popcounts, abc_size above the
-// domain), C2P_ERR_BAD_STATE (unknown parameters handle),
-// C2P_ERR_OUT_OF_MEMORY, C2P_ERR_PANIC.
+// domain), C2P_ERR_BAD_STATE (unknown parameters handle), C2P_ERR_BUSY
+// (the budget is full and `opts->no_wait` is set), C2P_ERR_OUT_OF_MEMORY,
+// C2P_ERR_PANIC.
+//
+// Backpressure: a job is admitted only while the host memory budget (see
+// `c2p_set_host_budget`) has room for its copies of the inputs and its
+// working set; otherwise this call waits for jobs in flight to end (or,
+// with `opts->no_wait`, returns C2P_ERR_BUSY). A job gives its share back
+// when its proofs are done, before `c2p_prove_finish` collects them.
 int32_t c2p_prove_start(const struct c2p_params *params,
                         const struct c2p_assignment *circuits,
                         size_t n_circuits,
@@ -278,6 +299,17 @@ int32_t c2p_prove_finish(struct c2p_job *job, uint8_t *proofs, size_t proofs_len
 // memory released as soon as the worker notices. NULL and unknown handles
 // are ignored. Thread-safe.
 void c2p_job_free(struct c2p_job *job);
+
+// Sets the host memory budget for jobs in flight, in bytes; 0 restores the
+// default (the environment variable `C2P_HOST_BUDGET`, e.g. "64G", else
+// half of the machine's memory). Jobs already running are not affected;
+// waiting starts are re-examined at once. Thread-safe.
+void c2p_set_host_budget(uint64_t bytes);
+
+// Describes the host memory budget into `*out`. Thread-safe.
+//
+// Returns C2P_OK, C2P_ERR_NULL_POINTER.
+int32_t c2p_host_budget(struct c2p_budget_info *out);
 
 // `c2p_prove_start` then `c2p_prove_finish`: proves and writes
 // `n_circuits × 192` bytes of compressed proofs to `proofs`. Arguments,

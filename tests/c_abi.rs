@@ -5,73 +5,12 @@ use c2prover::ffi::capi::native::*;
 use c2prover::ffi::capi::supraseal::*;
 use c2prover::ffi::capi::*;
 use c2prover::synthetic::Circuit;
-use c2prover::{Fr, Parameters, Witness};
-use std::ffi::{c_char, CStr, CString};
-use std::path::PathBuf;
+use c2prover::{Fr, Witness};
+use std::ffi::{c_char, CStr};
 use std::ptr::{null, null_mut};
-use std::sync::OnceLock;
 
-struct Fixture {
-    path: PathBuf,
-    params: Parameters,
-    witnesses: Vec<Witness>,
-}
-
-/// A 2^8 synthetic circuit's parameters on disk and three witnesses.
-fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        let circuits: Vec<Circuit> = (0..3)
-            .map(|i| Circuit::porep_like(8, 7, 70 + i).unwrap())
-            .collect();
-        let params = circuits[0].setup(8);
-        let dir = std::env::temp_dir().join(format!("c2prover-cabi-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("fixture.params");
-        let mut bytes = Vec::new();
-        params.write(&mut bytes).unwrap();
-        std::fs::write(&path, bytes).unwrap();
-        Fixture {
-            path,
-            params,
-            witnesses: circuits.iter().map(Circuit::witness).collect(),
-        }
-    })
-}
-
-fn c_path(p: &std::path::Path) -> CString {
-    CString::new(p.to_str().unwrap()).unwrap()
-}
-
-fn assignment(w: &Witness) -> c2p_assignment {
-    let a = w.as_assignment();
-    c2p_assignment {
-        a_aux_density: w.a_aux_density.as_ptr(),
-        a_aux_bit_len: a.a_aux_density.bit_len,
-        a_aux_popcount: a.a_aux_density.popcount,
-        b_inp_density: w.b_inp_density.as_ptr(),
-        b_inp_bit_len: a.b_inp_density.bit_len,
-        b_inp_popcount: a.b_inp_density.popcount,
-        b_aux_density: w.b_aux_density.as_ptr(),
-        b_aux_bit_len: a.b_aux_density.bit_len,
-        b_aux_popcount: a.b_aux_density.popcount,
-        a: w.a.as_ptr().cast(),
-        b: w.b.as_ptr().cast(),
-        c: w.c.as_ptr().cast(),
-        abc_size: w.a.len(),
-        inp_assignment_data: w.inputs.as_ptr().cast(),
-        inp_assignment_size: w.inputs.len(),
-        aux_assignment_data: w.aux.as_ptr().cast(),
-        aux_assignment_size: w.aux.len(),
-    }
-}
-
-fn load() -> *mut c2p_params {
-    let path = c_path(&fixture().path);
-    let mut params = null_mut();
-    assert_eq!(c2p_params_load(path.as_ptr(), null(), &mut params), C2P_OK);
-    params
-}
+mod c_fixture;
+use c_fixture::*;
 
 fn last_error() -> String {
     let mut buf = vec![0u8; 1024];
@@ -301,6 +240,7 @@ fn random_r_s_and_canonical_scalars() {
     let s: Vec<u8> = s_fr.iter().flat_map(|x| x.to_scalar_bytes()).collect();
     let opts = c2p_prove_options {
         canonical_scalars: true,
+        ..Default::default()
     };
     let circuits = [assignment(&cw)];
     let status = c2p_prove(

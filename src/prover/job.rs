@@ -2,9 +2,12 @@
 //! copies of what it needs and returns at once; the work runs on a thread of
 //! its own; `finish` waits for the proofs; dropping an unfinished job
 //! cancels it, and its memory is released as soon as the worker notices
-//! (between circuits or proving stages).
+//! (between circuits or proving stages). Every job holds a permit of the
+//! host memory budget (`engine::host_budget`) for as long as its worker
+//! runs.
 
-use super::{check_call, prove_cancellable, Witness};
+use super::engine::{host_budget, Permit};
+use super::{check_call, prove_cancellable, Assignment, Witness};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::Fr;
 use crate::params::Parameters;
@@ -21,12 +24,33 @@ pub struct Job {
 
 impl Job {
     /// Checks the witnesses against the parameters and starts proving them
-    /// in the background. Errors here mean nothing was started.
-    pub fn start(params: Arc<Parameters>, witnesses: Vec<Witness>, r: Vec<Fr>, s: Vec<Fr>) -> Result<Job> {
-        {
+    /// in the background, first waiting while the host memory budget is
+    /// full (or failing with `Busy` when `wait` is false). Errors here mean
+    /// nothing was started.
+    pub fn start(
+        params: Arc<Parameters>,
+        witnesses: Vec<Witness>,
+        r: Vec<Fr>,
+        s: Vec<Fr>,
+        wait: bool,
+    ) -> Result<Job> {
+        let permit = {
             let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
             check_call(&params, &assignments, &r, &s)?;
-        }
+            host_budget().acquire(job_bytes(&params, &assignments), wait)?
+        };
+        Job::start_admitted(params, witnesses, r, s, permit)
+    }
+
+    /// `start` for a job already admitted by the budget (the C API takes
+    /// the permit before it copies the caller's buffers).
+    pub(crate) fn start_admitted(
+        params: Arc<Parameters>,
+        witnesses: Vec<Witness>,
+        r: Vec<Fr>,
+        s: Vec<Fr>,
+        permit: Permit,
+    ) -> Result<Job> {
         let circuits = witnesses.len();
         let cancelled = Arc::new(AtomicBool::new(false));
         let (send, result) = sync_channel(1);
@@ -39,6 +63,11 @@ impl Job {
                     prove_cancellable(&params, &assignments, &r, &s, &flag)
                 }))
                 .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
+                // The memory goes back to the budget before the result is
+                // handed over: proofs waiting for `finish` hold no more.
+                drop(assignments);
+                drop(witnesses);
+                drop(permit);
                 // The receiver is gone when the job was abandoned: nothing to do.
                 let _ = send.send(outcome);
             })
@@ -80,6 +109,23 @@ impl Drop for Job {
     fn drop(&mut self) {
         self.cancel();
     }
+}
+
+/// Host bytes a job holds while it runs: its copies of the witnesses, and
+/// the working set of the circuit in flight (the H step's three domain
+/// vectors on the CPU, or h and the density-selected scalars beside the
+/// GPU).
+pub fn job_bytes(params: &Parameters, circuits: &[Assignment]) -> usize {
+    let fr = std::mem::size_of::<Fr>();
+    let witnesses: usize = circuits
+        .iter()
+        .map(|c| {
+            let values = 3 * c.a.len() + c.inputs.len() + c.aux.len();
+            values * fr + 3 * (c.aux.len() / 8 + 8)
+        })
+        .sum();
+    let working = 3 * params.domain_size() * fr + 2 * (params.num_inputs() + params.num_aux()) * fr;
+    witnesses + working
 }
 
 /// The text of a panic payload (a `&str` or a `String`; anything else is

@@ -9,6 +9,7 @@
 
 mod assembly;
 mod assignment;
+pub mod engine;
 pub(crate) mod job;
 
 pub use assembly::{assemble, QuerySums};
@@ -124,9 +125,13 @@ impl DensitySelected {
 }
 
 /// The five MSMs on the GPU over the device copy of the parameters. The
-/// GPU splits each scalar vector itself (zeros skipped, ones summed); the
-/// density bitmaps select the scalars here.
-fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<QuerySums> {
+/// GPU splits each scalar vector itself (zeros skipped, ones summed).
+fn gpu_sums(
+    device: &gpu::DeviceParams,
+    w: &Assignment,
+    sel: &DensitySelected,
+    h: HValues,
+) -> Result<QuerySums> {
     // h first: a device h is consumed by its MSM and freed before the rest.
     let h = match h {
         HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
@@ -134,7 +139,6 @@ fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<Qu
     };
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
-    let sel = DensitySelected::of(w);
     Ok(QuerySums {
         h,
         l: gpu::msm_g1(&device.l, 0, w.aux)?,
@@ -148,14 +152,13 @@ fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<Qu
 
 /// The five MSMs on the GPU with the points streamed from host memory (the
 /// parameters are not resident: too large for the GPU, or asked not to be).
-fn streamed_sums(params: &Parameters, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
+fn streamed_sums(params: &Parameters, w: &Assignment, sel: &DensitySelected, h: &[Fr]) -> Result<QuerySums> {
     use gpu::streamed_msm;
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let (a_inp, a_aux) = params.a.split_at(n_in);
     let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
     let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
-    let sel = DensitySelected::of(w);
     Ok(QuerySums {
         h: streamed_msm::<G1>(&params.h, &h[..h.len().min(params.h.len())])?,
         l: streamed_msm::<G1>(&params.l, w.aux)?,
@@ -204,6 +207,60 @@ fn select(scalars: &[Fr], density: &[u64]) -> Vec<Fr> {
         .collect()
 }
 
+/// The GPU stage of one circuit, inside its GPU's lane: the H step, and
+/// the MSMs over resident or streamed points. `Ok(None)` hands the MSMs
+/// back to the CPU (streamed MSMs out of device memory), with h.
+fn gpu_stage(
+    params: &Parameters,
+    domain: &Domain,
+    index: usize,
+    w: &Assignment,
+    sel: &DensitySelected,
+) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let _lane = engine::gpu_lane(0);
+    let waited = Instant::now();
+    // With the parameters' points on the GPU, h stays there for its MSM.
+    let device = params.device.get_or_upload(params);
+    let (h, t) = match device {
+        Some(_) => {
+            let (h, t) = gpu::quotient_on_device(domain, w.a, w.b, w.c)?;
+            (HValues::Device(h), t)
+        }
+        None => {
+            let (h, t) = gpu::quotient(domain, w.a, w.b, w.c, true)?;
+            (HValues::Host(h), t)
+        }
+    };
+    log::debug!(
+        "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms, download {:.1} ms",
+        t.upload_ms,
+        t.total_ms,
+        t.download_ms
+    );
+    let h_done = Instant::now();
+    engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+    let sums = match (device, h) {
+        (Some(device), h) => gpu_sums(device, w, sel, h)?,
+        (None, HValues::Host(h)) => match streamed_sums(params, w, sel, &h) {
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                // Other work holds the GPU's memory: this circuit's MSMs
+                // are still owed, and the CPU can do them.
+                log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
+                return Ok(Err(h));
+            }
+            other => other?,
+        },
+        (None, HValues::Device(_)) => {
+            return Err(Error::new(
+                ErrorKind::Gpu,
+                "internal: h on the GPU without the parameters there",
+            ))
+        }
+    };
+    engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    Ok(Ok(sums))
+}
+
 fn prove_one(
     params: &Parameters,
     domain: &Domain,
@@ -215,58 +272,38 @@ fn prove_one(
 ) -> Result<Proof> {
     check_cancelled(cancelled)?;
     let started = Instant::now();
-    // With the parameters' points on the GPU, h stays there for its MSM.
-    let device = params.device.get_or_upload(params);
-    let h = if gpu::available() && gpu::handles_domain(domain.log_m) {
-        let (h, t) = match device {
-            Some(_) => {
-                let (h, t) = gpu::quotient_on_device(domain, w.a, w.b, w.c)?;
-                (HValues::Device(h), t)
+    let sums = if gpu::available() && gpu::handles_domain(domain.log_m) {
+        // CPU work before the lane, so it overlaps another circuit's GPU stage.
+        let sel = DensitySelected::of(w);
+        engine::STATS.add(engine::Stage::CpuSelect, started.elapsed());
+        check_cancelled(cancelled)?;
+        let queued = Instant::now();
+        match gpu_stage(params, domain, index, w, &sel)? {
+            Ok(sums) => sums,
+            Err(h) => {
+                let cpu = Instant::now();
+                let sums = cpu_sums(params, w, &h);
+                engine::STATS.add(engine::Stage::CpuMsm, cpu.elapsed());
+                log::debug!(
+                    "circuit {index}: GPU stage and queue {:.3} s",
+                    (cpu - queued).as_secs_f64()
+                );
+                sums
             }
-            None => {
-                let (h, t) = gpu::quotient(domain, w.a, w.b, w.c, true)?;
-                (HValues::Host(h), t)
-            }
-        };
-        log::debug!(
-            "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms, download {:.1} ms",
-            t.upload_ms,
-            t.total_ms,
-            t.download_ms
-        );
-        h
-    } else {
-        HValues::Host(quotient(domain, w.a, w.b, w.c))
-    };
-    let h_done = Instant::now();
-    check_cancelled(cancelled)?;
-
-    let sums = match (device, h) {
-        (Some(device), h) => gpu_sums(device, w, h)?,
-        (None, HValues::Host(h)) if gpu::available() => match streamed_sums(params, w, &h) {
-            Err(e) if e.kind == ErrorKind::OutOfMemory => {
-                // Other work holds the GPU's memory: this circuit's MSMs
-                // are still owed, and the CPU can do them.
-                log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
-                cpu_sums(params, w, &h)
-            }
-            other => other?,
-        },
-        (None, HValues::Host(h)) => cpu_sums(params, w, &h),
-        (None, HValues::Device(_)) => {
-            return Err(Error::new(
-                ErrorKind::Gpu,
-                "internal: h on the GPU without the parameters there",
-            ))
         }
+    } else {
+        let h = quotient(domain, w.a, w.b, w.c);
+        let h_done = Instant::now();
+        engine::STATS.add(engine::Stage::CpuH, h_done - started);
+        check_cancelled(cancelled)?;
+        let sums = cpu_sums(params, w, &h);
+        engine::STATS.add(engine::Stage::CpuMsm, h_done.elapsed());
+        sums
     };
-    let msm_done = Instant::now();
+    let assembling = Instant::now();
     let proof = assemble(&params.vk, &sums, r, s);
-    log::debug!(
-        "circuit {index}: H {:.3} s, MSMs {:.3} s, total {:.3} s",
-        (h_done - started).as_secs_f64(),
-        (msm_done - h_done).as_secs_f64(),
-        started.elapsed().as_secs_f64()
-    );
+    engine::STATS.add(engine::Stage::Assembly, assembling.elapsed());
+    engine::STATS.circuit_done();
+    log::debug!("circuit {index}: {:.3} s in all", started.elapsed().as_secs_f64());
     Ok(proof)
 }

@@ -17,6 +17,8 @@ use crate::ffi::blst::Fr;
 use crate::gpu::Residency;
 use crate::params::{load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
+use crate::prover::engine::{default_host_budget, host_budget};
+use crate::prover::job::job_bytes;
 use crate::prover::{check_call, random_r_s, Assignment, Density, Job, Witness};
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
@@ -120,6 +122,9 @@ pub struct c2p_prove_options {
     /// Witness scalars, r and s are canonical little-endian integers instead
     /// of Montgomery form (each must be below the field modulus).
     pub canonical_scalars: bool,
+    /// When the host memory budget is full, fail with C2P_ERR_BUSY instead
+    /// of waiting for jobs in flight to end.
+    pub no_wait: bool,
 }
 
 pub(crate) static PARAMS: Registry<Arc<Parameters>> = Registry::new("c2p_params");
@@ -452,13 +457,15 @@ fn start(
             }
         }
     }
-    // Everything is checked before anything is copied or started.
+    // Everything is checked before anything is copied or started, and the
+    // budget admits the job before its copies are made.
     check_call(&params, &assignments, &r, &s)?;
+    let permit = host_budget().acquire(job_bytes(&params, &assignments), !opts.no_wait)?;
     let witnesses = assignments
         .iter()
         .map(|a| own(a, opts.canonical_scalars))
         .collect::<Result<Vec<_>, _>>()?;
-    Job::start(params, witnesses, r, s)
+    Job::start_admitted(params, witnesses, r, s, permit)
 }
 
 /// Starts proving `n_circuits` circuits and writes a job handle to `*out`.
@@ -482,8 +489,15 @@ fn start(
 /// circuits, r without s, r, s or canonical scalars not below the modulus),
 /// C2P_ERR_SIZE_MISMATCH
 /// (witness against parameters, bit lengths, popcounts, abc_size above the
-/// domain), C2P_ERR_BAD_STATE (unknown parameters handle),
-/// C2P_ERR_OUT_OF_MEMORY, C2P_ERR_PANIC.
+/// domain), C2P_ERR_BAD_STATE (unknown parameters handle), C2P_ERR_BUSY
+/// (the budget is full and `opts->no_wait` is set), C2P_ERR_OUT_OF_MEMORY,
+/// C2P_ERR_PANIC.
+///
+/// Backpressure: a job is admitted only while the host memory budget (see
+/// `c2p_set_host_budget`) has room for its copies of the inputs and its
+/// working set; otherwise this call waits for jobs in flight to end (or,
+/// with `opts->no_wait`, returns C2P_ERR_BUSY). A job gives its share back
+/// when its proofs are done, before `c2p_prove_finish` collects them.
 #[no_mangle]
 pub extern "C" fn c2p_prove_start(
     params: *const c2p_params,
@@ -541,6 +555,51 @@ pub extern "C" fn c2p_prove_finish(job: *mut c2p_job, proofs: *mut u8, proofs_le
 #[no_mangle]
 pub extern "C" fn c2p_job_free(job: *mut c2p_job) {
     JOBS.free(token(job), "c2p_job_free");
+}
+
+/// The host memory budget that bounds jobs in flight (see
+/// `c2p_prove_start`), as `c2p_host_budget` reports it.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct c2p_budget_info {
+    /// The limit in bytes.
+    pub limit_bytes: u64,
+    /// Bytes held by jobs in flight.
+    pub in_use_bytes: u64,
+    /// Jobs in flight (started, proofs not yet done).
+    pub jobs: u64,
+}
+
+/// Sets the host memory budget for jobs in flight, in bytes; 0 restores the
+/// default (the environment variable `C2P_HOST_BUDGET`, e.g. "64G", else
+/// half of the machine's memory). Jobs already running are not affected;
+/// waiting starts are re-examined at once. Thread-safe.
+#[no_mangle]
+pub extern "C" fn c2p_set_host_budget(bytes: u64) {
+    let budget = host_budget();
+    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+    budget.set_limit(if bytes == 0 { default_host_budget() } else { bytes });
+}
+
+/// Describes the host memory budget into `*out`. Thread-safe.
+///
+/// Returns C2P_OK, C2P_ERR_NULL_POINTER.
+#[no_mangle]
+pub extern "C" fn c2p_host_budget(out: *mut c2p_budget_info) -> i32 {
+    guard(|| {
+        non_null(out, "out")?;
+        let budget = host_budget();
+        let (used, jobs) = budget.in_use();
+        write_out(
+            out,
+            c2p_budget_info {
+                limit_bytes: budget.limit() as u64,
+                in_use_bytes: used as u64,
+                jobs: jobs as u64,
+            },
+        );
+        Ok(())
+    })
 }
 
 /// `c2p_prove_start` then `c2p_prove_finish`: proves and writes

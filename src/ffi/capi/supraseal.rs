@@ -20,6 +20,8 @@ use crate::error::{Error, ErrorKind};
 use crate::ffi::blst::Fr;
 use crate::params::{evict_cached, load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
+use crate::prover::engine::host_budget;
+use crate::prover::job::job_bytes;
 use crate::prover::{check_call, Assignment, Job};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::PathBuf;
@@ -206,11 +208,13 @@ fn start(
     let r = montgomery(r_s, n, "r_s")?;
     let s = montgomery(s_s, n, "s_s")?;
     check_call(&params, &assignments, &r, &s)?;
+    // supraseal's calls block; so does this one while the budget is full.
+    let permit = host_budget().acquire(job_bytes(&params, &assignments), true)?;
     let witnesses = assignments
         .iter()
         .map(|a| own(a, false))
         .collect::<Result<Vec<_>, _>>()?;
-    Job::start(params, witnesses, r, s)
+    Job::start_admitted(params, witnesses, r, s, permit)
 }
 
 fn write_raw_proofs(job: Job, proofs: *mut c2p_supraseal_proof) -> Result<(), Error> {

@@ -1,0 +1,301 @@
+//! The engine's shared state: the host memory budget that bounds jobs in
+//! flight (backpressure), and one lane per GPU that admits one circuit's
+//! GPU stage at a time.
+//!
+//! A job takes a permit for its bytes before it copies the caller's
+//! buffers and gives it back when its worker ends (proofs waiting for
+//! `finish` hold only their 192 bytes each), so finished-but-uncollected
+//! work cannot pile up. Circuits take their GPU's lane for the H step and
+//! the MSMs only; the CPU work around them (selecting scalars by density,
+//! assembly) runs outside it, so one job's CPU tail overlaps the next
+//! job's GPU work, and device memory holds at most one circuit's working
+//! set per GPU beside the resident parameters.
+
+use crate::error::{Error, ErrorKind, Result};
+use once_cell::sync::Lazy;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Bytes that jobs in flight may hold in host memory.
+pub struct Budget {
+    state: Mutex<BudgetState>,
+    freed: Condvar,
+}
+
+struct BudgetState {
+    limit: usize,
+    used: usize,
+    jobs: usize,
+}
+
+/// A job's share of the budget, returned on drop.
+pub struct Permit {
+    budget: &'static Budget,
+    bytes: usize,
+}
+
+impl Budget {
+    fn new(limit: usize) -> Budget {
+        Budget {
+            state: Mutex::new(BudgetState {
+                limit,
+                used: 0,
+                jobs: 0,
+            }),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BudgetState> {
+        // The counters stay consistent across a panic elsewhere.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes `bytes` of the budget, waiting for other jobs to end while it
+    /// is full, or failing with `Busy` when `wait` is false. A job larger
+    /// than the whole budget runs alone (it waits until nothing else is in
+    /// flight), so no job is refused forever.
+    pub fn acquire(&'static self, bytes: usize, wait: bool) -> Result<Permit> {
+        let mut state = self.lock();
+        loop {
+            let fits = state.used.saturating_add(bytes) <= state.limit || state.jobs == 0;
+            if fits {
+                state.used += bytes;
+                state.jobs += 1;
+                return Ok(Permit { budget: self, bytes });
+            }
+            if !wait {
+                return Err(Error::new(
+                    ErrorKind::Busy,
+                    format!(
+                        "the memory budget is full: {} MiB in use by {} job(s) of {} MiB, this job needs {} MiB",
+                        state.used >> 20,
+                        state.jobs,
+                        state.limit >> 20,
+                        bytes >> 20
+                    ),
+                ));
+            }
+            state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Sets the limit (bytes); jobs already admitted keep running.
+    pub fn set_limit(&self, bytes: usize) {
+        self.lock().limit = bytes;
+        self.freed.notify_all();
+    }
+
+    pub fn limit(&self) -> usize {
+        self.lock().limit
+    }
+
+    /// Bytes held by jobs in flight, and their number.
+    pub fn in_use(&self) -> (usize, usize) {
+        let state = self.lock();
+        (state.used, state.jobs)
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut state = self.budget.lock();
+        state.used -= self.bytes;
+        state.jobs -= 1;
+        drop(state);
+        self.budget.freed.notify_all();
+    }
+}
+
+/// The process's host budget: `C2P_HOST_BUDGET` (bytes, or with a K, M, G
+/// or T suffix) when set, else half of the machine's physical memory.
+pub fn host_budget() -> &'static Budget {
+    static BUDGET: Lazy<Budget> = Lazy::new(|| {
+        let limit = default_host_budget();
+        log::info!("host memory budget for jobs in flight: {} MiB", limit >> 20);
+        Budget::new(limit)
+    });
+    &BUDGET
+}
+
+/// The budget's limit unless set otherwise: `C2P_HOST_BUDGET`, else half
+/// of physical memory.
+pub fn default_host_budget() -> usize {
+    std::env::var("C2P_HOST_BUDGET")
+        .ok()
+        .and_then(|v| parse_bytes(&v))
+        .unwrap_or_else(|| physical_memory() / 2)
+}
+
+/// "123", "64K", "512M", "100G", "1T" (powers of 1024) as bytes.
+pub fn parse_bytes(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last()? {
+        (i, 'K' | 'k') => (&text[..i], 10),
+        (i, 'M' | 'm') => (&text[..i], 20),
+        (i, 'G' | 'g') => (&text[..i], 30),
+        (i, 'T' | 't') => (&text[..i], 40),
+        _ => (text, 0),
+    };
+    digits.trim().parse::<usize>().ok()?.checked_mul(1usize << shift)
+}
+
+/// Physical memory in bytes (16 GiB when the system does not say).
+fn physical_memory() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib << 10)
+        })
+        .unwrap_or(16 << 30)
+}
+
+/// The lane of GPU `device`: held for one circuit's GPU stage.
+pub fn gpu_lane(device: usize) -> MutexGuard<'static, ()> {
+    const LANES: usize = 64;
+    static LANE: [Mutex<()>; LANES] = [const { Mutex::new(()) }; LANES];
+    LANE[device % LANES].lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where proving time goes, summed over every circuit proved in this
+/// process (for `c2prover bench` and the logs; cheap atomics).
+pub struct Stats {
+    nanos: [AtomicU64; Stage::COUNT],
+    circuits: AtomicU64,
+}
+
+/// A stage of one circuit's proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Selecting the density-masked witness scalars (CPU, before the GPU).
+    CpuSelect,
+    /// Waiting for the GPU lane and the H step (upload, NTTs) on the GPU.
+    GpuH,
+    /// The five MSMs on the GPU.
+    GpuMsm,
+    /// The H step on the CPU backend.
+    CpuH,
+    /// MSMs on the CPU (the CPU backend, or a GPU short of memory).
+    CpuMsm,
+    /// Assembling the proof with r and s.
+    Assembly,
+}
+
+impl Stage {
+    const COUNT: usize = 6;
+    pub const ALL: [Stage; Stage::COUNT] = [
+        Stage::CpuSelect,
+        Stage::GpuH,
+        Stage::GpuMsm,
+        Stage::CpuH,
+        Stage::CpuMsm,
+        Stage::Assembly,
+    ];
+}
+
+pub static STATS: Stats = Stats {
+    nanos: [const { AtomicU64::new(0) }; Stage::COUNT],
+    circuits: AtomicU64::new(0),
+};
+
+impl Stats {
+    pub fn add(&self, stage: Stage, time: Duration) {
+        self.nanos[stage as usize].fetch_add(time.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub fn circuit_done(&self) {
+        self.circuits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Seconds per stage and circuits proved since the last reset.
+    pub fn snapshot(&self) -> (Vec<(Stage, f64)>, u64) {
+        let times = Stage::ALL
+            .iter()
+            .map(|&s| (s, self.nanos[s as usize].load(Ordering::Relaxed) as f64 * 1e-9))
+            .collect();
+        (times, self.circuits.load(Ordering::Relaxed))
+    }
+
+    pub fn reset(&self) {
+        for n in &self.nanos {
+            n.store(0, Ordering::Relaxed);
+        }
+        self.circuits.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    fn leaked(limit: usize) -> &'static Budget {
+        Box::leak(Box::new(Budget::new(limit)))
+    }
+
+    #[test]
+    fn a_full_budget_refuses_or_waits() {
+        let budget = leaked(100);
+        let first = budget.acquire(60, false).unwrap();
+        let second = budget.acquire(40, false).unwrap();
+        let err = budget.acquire(1, false).err().unwrap();
+        assert_eq!(err.kind, ErrorKind::Busy);
+        assert_eq!(budget.in_use(), (100, 2));
+        drop(second);
+        // A waiting acquire goes through once memory is given back.
+        let admitted = Arc::new(AtomicBool::new(false));
+        let flag = admitted.clone();
+        let waiter = std::thread::spawn(move || {
+            let p = budget.acquire(80, true).unwrap();
+            flag.store(true, Ordering::SeqCst);
+            drop(p);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            !admitted.load(Ordering::SeqCst),
+            "80 more bytes do not fit beside 60"
+        );
+        drop(first);
+        waiter.join().unwrap();
+        assert!(admitted.load(Ordering::SeqCst));
+        assert_eq!(budget.in_use(), (0, 0));
+    }
+
+    #[test]
+    fn a_job_larger_than_the_budget_runs_alone() {
+        let budget = leaked(10);
+        let big = budget.acquire(1000, false).unwrap();
+        assert_eq!(budget.acquire(1, false).err().unwrap().kind, ErrorKind::Busy);
+        drop(big);
+        let small = budget.acquire(5, false).unwrap();
+        assert_eq!(budget.acquire(1000, false).err().unwrap().kind, ErrorKind::Busy);
+        drop(small);
+    }
+
+    #[test]
+    fn raising_the_limit_admits_waiters() {
+        let budget = leaked(10);
+        let held = budget.acquire(10, false).unwrap();
+        let waiter = std::thread::spawn(move || budget.acquire(10, true).map(drop));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        budget.set_limit(20);
+        waiter.join().unwrap().unwrap();
+        drop(held);
+        assert_eq!(budget.limit(), 20);
+    }
+
+    #[test]
+    fn byte_sizes_parse() {
+        assert_eq!(parse_bytes("123"), Some(123));
+        assert_eq!(parse_bytes("64K"), Some(64 << 10));
+        assert_eq!(parse_bytes(" 2g "), Some(2 << 30));
+        assert_eq!(parse_bytes("1T"), Some(1 << 40));
+        assert_eq!(parse_bytes("G"), None);
+        assert_eq!(parse_bytes("-1"), None);
+        assert_eq!(parse_bytes(""), None);
+    }
+}
