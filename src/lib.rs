@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod params;
 pub mod proof;
 pub mod prover;
+pub mod shaped;
 pub mod synthetic;
 pub mod verify;
 pub mod witness_file;

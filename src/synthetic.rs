@@ -337,7 +337,7 @@ fn lagrange_at(domain: &Domain, tau: Fr) -> Vec<Fr> {
 }
 
 /// The group operations fixed-base multiplication needs.
-trait FixedBaseGroup: Copy + Default + Send + Sync + std::ops::Add<Output = Self> {
+pub(crate) trait FixedBaseGroup: Copy + Default + Send + Sync + std::ops::Add<Output = Self> {
     type Affine: Copy + Default + Send + Sync;
     fn double(&self) -> Self;
     fn add_affine(&self, p: &Self::Affine) -> Self;
@@ -372,12 +372,12 @@ impl FixedBaseGroup for G2 {
 
 /// Multiples d·2^(8w)·P for every byte d and window w: a scalar
 /// multiplication is then 32 mixed additions.
-struct FixedBase<P: FixedBaseGroup> {
+pub(crate) struct FixedBase<P: FixedBaseGroup> {
     table: Vec<P::Affine>,
 }
 
 impl<P: FixedBaseGroup> FixedBase<P> {
-    fn new(base: P) -> Self {
+    pub(crate) fn new(base: P) -> Self {
         let mut proj = Vec::with_capacity(32 * 256);
         let mut window_base = base;
         for _ in 0..32 {
@@ -404,7 +404,7 @@ impl<P: FixedBaseGroup> FixedBase<P> {
             })
     }
 
-    fn mul_many(&self, scalars: &[Fr]) -> Vec<P::Affine> {
+    pub(crate) fn mul_many(&self, scalars: &[Fr]) -> Vec<P::Affine> {
         scalars
             .par_chunks(1 << 12)
             .flat_map_iter(|chunk| {

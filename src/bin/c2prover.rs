@@ -2,6 +2,7 @@
 //! synthetic parameters and witnesses, and benchmark.
 
 use c2prover::params::format::Layout;
+use c2prover::shaped::{PorepShape, ValueMix};
 use c2prover::synthetic::Circuit;
 use c2prover::{witness_file, Error, Fr, LoadOptions, Parameters, Proof, Witness};
 use clap::{Args, Parser, Subcommand};
@@ -135,12 +136,28 @@ struct BenchArgs {
     /// Constraints: 2^LOG2.
     #[arg(long, default_value_t = 16)]
     log2: u32,
-    /// Circuits per call.
-    #[arg(long, default_value_t = 1)]
-    circuits: usize,
+    /// Circuits (partitions) per call; a comma-separated list runs each.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize])]
+    circuits: Vec<usize>,
     /// Timed runs after one warm-up run.
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// PoRep-shaped partitions (anchors' counts and densities scaled to
+    /// 2^LOG2) over quickly made parameters of valid, tiled points instead
+    /// of a synthetic circuit with a real setup: the real cost, but the
+    /// proofs do not verify. The partitions of a call share one witness.
+    #[arg(long)]
+    porep: bool,
+    /// Calls in flight at once (each on its own thread); a comma-separated
+    /// list runs each.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize])]
+    jobs: Vec<usize>,
+    /// With --porep: percent of aux values that are 0.
+    #[arg(long, default_value_t = 51.19)]
+    aux_zeros: f64,
+    /// With --porep: percent of aux values that are 1.
+    #[arg(long, default_value_t = 47.17)]
+    aux_ones: f64,
 }
 
 fn main() -> ExitCode {
@@ -349,21 +366,92 @@ fn gen_srs(args: GenSrsArgs) -> Result<(), Error> {
 }
 
 fn bench(args: BenchArgs) -> Result<(), Error> {
-    let (params, witnesses) = synthetic(args.log2, args.circuits.max(1), 1)?;
-    let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
-    let (r, s) = c2prover::random_r_s(assignments.len());
+    let most = args.circuits.iter().copied().max().unwrap_or(1).max(1);
+    let device_free_at_start = gpu_free();
+    let (params, witnesses) = if args.porep {
+        if args.aux_zeros < 0.0 || args.aux_ones < 0.0 || args.aux_zeros + args.aux_ones > 100.0 {
+            return Err(Error::invalid(
+                "--aux-zeros and --aux-ones are percents summing to at most 100",
+            ));
+        }
+        let shape = PorepShape::scaled(args.log2);
+        let mix = ValueMix {
+            aux_zeros: args.aux_zeros,
+            aux_ones: args.aux_ones,
+            ..ValueMix::default()
+        };
+        eprintln!("PoRep-shaped partition: {shape:?}, {mix:?}");
+        let params = step("making parameters (tiled points)", || shape.parameters(1));
+        let witness = step("making a witness", || shape.witness(mix, 2));
+        (params, vec![witness])
+    } else {
+        synthetic(args.log2, most, 1)?
+    };
+    let peak_device = DevicePeak::start(device_free_at_start);
+    for &n in &args.circuits {
+        for &jobs in &args.jobs {
+            bench_round(&args, &params, &witnesses, n.max(1), jobs.max(1))?;
+        }
+    }
+    println!(
+        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {}",
+        human(peak_rss()),
+        human(params.host_bytes() as u64),
+        human(params.device.bytes() as u64),
+        peak_device.finish().map_or("n/a (no GPU)".into(), human),
+    );
+    Ok(())
+}
+
+/// `jobs` calls of `n` circuits each at once, `args.runs` times after a
+/// warm-up; the median and its stage times.
+fn bench_round(
+    args: &BenchArgs,
+    params: &Parameters,
+    witnesses: &[Witness],
+    n: usize,
+    jobs: usize,
+) -> Result<(), Error> {
+    use c2prover::prover::engine::STATS;
+    // Every call proves n circuits; PoRep-shaped calls repeat one witness.
+    let assignments: Vec<_> = (0..n)
+        .map(|i| witnesses[i % witnesses.len()].as_assignment())
+        .collect();
+    let (r, s) = c2prover::random_r_s(n);
     let mut times = Vec::new();
+    let mut stages = Vec::new();
     for run in 0..=args.runs {
+        STATS.reset();
         let started = Instant::now();
-        c2prover::prove(&params, &assignments, &r, &s)?;
+        std::thread::scope(|scope| {
+            let calls: Vec<_> = (0..jobs)
+                .map(|_| scope.spawn(|| c2prover::prove(&params, &assignments, &r, &s)))
+                .collect();
+            calls
+                .into_iter()
+                .map(|c| {
+                    c.join()
+                        .unwrap_or_else(|_| Err(Error::invalid("a proving thread panicked")))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         let t = started.elapsed().as_secs_f64();
         if run > 0 {
             times.push(t);
+            stages.push(STATS.snapshot());
         }
-        eprintln!("{} {:.3} s", if run == 0 { "warm-up" } else { "run" }, t);
+        eprintln!(
+            "{} {:.3} s",
+            if run == 0 {
+                "warm-up (parameters to the GPU on first use)"
+            } else {
+                "run"
+            },
+            t
+        );
     }
-    times.sort_by(f64::total_cmp);
-    let median = times.get(times.len() / 2).copied().unwrap_or(0.0);
+    let median = median_of(&times);
+    let per_circuit = median / (n * jobs) as f64;
     // What ran: the GPU takes H and the MSMs when present, over resident
     // points when the parameters went to its memory, streamed otherwise.
     let backend = match (c2prover::gpu::available(), params.device.bytes() > 0) {
@@ -372,17 +460,94 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
         _ => "CPU",
     };
     println!(
-        "backend {backend} ({} CPU threads), 2^{} constraints, {} circuit(s) per call: median {:.3} s per call, {:.3} s per circuit over {} runs (min {:.3}, max {:.3})",
+        "backend {backend} ({} CPU threads), {} 2^{}, {n} circuit(s) per call, {jobs} call(s) in flight: median {median:.3} s per round, {per_circuit:.3} s per circuit, {:.0} circuits per hour over {} runs (min {:.3}, max {:.3})",
         rayon::current_num_threads(),
+        if args.porep { "PoRep-shaped" } else { "synthetic" },
         args.log2,
-        assignments.len(),
-        median,
-        median / assignments.len() as f64,
+        3600.0 / per_circuit,
         times.len(),
-        times.first().copied().unwrap_or(0.0),
-        times.last().copied().unwrap_or(0.0)
+        times.iter().copied().fold(f64::INFINITY, f64::min),
+        times.iter().copied().fold(0.0, f64::max),
     );
+    // Stage times of the median run, per circuit (summed over threads, so
+    // with several calls in flight they add up to more than the wall time).
+    if let Some((stage_times, circuits)) = median_run(&times, &stages) {
+        let per: Vec<String> = stage_times
+            .iter()
+            .filter(|(_, t)| *t > 0.0)
+            .map(|(stage, t)| format!("{stage:?} {:.3} s", t / (*circuits).max(1) as f64))
+            .collect();
+        println!("stages per circuit: {}", per.join(", "));
+    }
     Ok(())
+}
+
+fn median_of(times: &[f64]) -> f64 {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// The stage snapshot of the run whose time is the median.
+fn median_run<'a, T>(times: &[f64], stages: &'a [T]) -> Option<&'a T> {
+    let median = median_of(times);
+    let i = times.iter().position(|&t| t == median)?;
+    stages.get(i)
+}
+
+/// The process's peak resident set (VmHWM), 0 where /proc has none.
+fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib << 10)
+}
+
+fn gpu_free() -> Option<usize> {
+    if c2prover::gpu::available() {
+        c2prover::gpu::free_memory(0).ok()
+    } else {
+        None
+    }
+}
+
+/// Samples the GPU's free memory every 5 ms; the peak in use is the
+/// largest drop below the free memory at the start.
+struct DevicePeak {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: Option<std::thread::JoinHandle<usize>>,
+    start: Option<usize>,
+}
+
+impl DevicePeak {
+    fn start(free_at_start: Option<usize>) -> DevicePeak {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = free_at_start.map(|free| {
+            std::thread::spawn(move || {
+                let mut lowest = free;
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    lowest = lowest.min(gpu_free().unwrap_or(lowest));
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                lowest
+            })
+        });
+        DevicePeak {
+            stop,
+            sampler,
+            start: free_at_start,
+        }
+    }
+
+    fn finish(self) -> Option<u64> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let lowest = self.sampler?.join().ok()?;
+        Some(self.start?.saturating_sub(lowest) as u64)
+    }
 }
 
 #[cfg(feature = "cuda")]

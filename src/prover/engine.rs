@@ -172,7 +172,10 @@ pub struct Stats {
 pub enum Stage {
     /// Selecting the density-masked witness scalars (CPU, before the GPU).
     CpuSelect,
-    /// Waiting for the GPU lane and the H step (upload, NTTs) on the GPU.
+    /// Waiting for the GPU's lane (another circuit's GPU stage).
+    LaneWait,
+    /// The H step on the GPU (upload of a, b, c, the NTTs), and the
+    /// parameters' upload on their first use.
     GpuH,
     /// The five MSMs on the GPU.
     GpuMsm,
@@ -185,9 +188,10 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 6;
+    const COUNT: usize = 7;
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::CpuSelect,
+        Stage::LaneWait,
         Stage::GpuH,
         Stage::GpuMsm,
         Stage::CpuH,

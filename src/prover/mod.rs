@@ -188,23 +188,50 @@ fn cpu_sums(params: &Parameters, w: &Assignment, h: &[Fr]) -> QuerySums {
 }
 
 /// The scalars whose bit is set in `density` (bit i = bit i % 64 of word
-/// i / 64), in order.
+/// i / 64), in order. In parallel over blocks of bitmap words: each block's
+/// popcount gives where its scalars go in the output, so every block
+/// writes its own part of one preallocated vector.
 fn select(scalars: &[Fr], density: &[u64]) -> Vec<Fr> {
-    const CHUNK: usize = 1 << 16; // a multiple of 64: whole bitmap words per chunk
-    scalars
-        .par_chunks(CHUNK)
-        .enumerate()
-        .flat_map_iter(|(c, chunk)| {
-            chunk
-                .iter()
-                .enumerate()
-                .filter(move |(i, _)| {
-                    let bit = c * CHUNK + i;
-                    (density[bit / 64] >> (bit % 64)) & 1 == 1
-                })
-                .map(|(_, s)| *s)
-        })
-        .collect()
+    const WORDS: usize = 1 << 10; // 65536 scalars per block
+    let n_words = scalars.len().div_ceil(64).min(density.len());
+    // Bits past the last scalar are not selections (callers may leave any
+    // value there): the last word is masked.
+    let word = |k: usize| -> u64 {
+        let bits_left = scalars.len() - k * 64;
+        if bits_left >= 64 {
+            density[k]
+        } else {
+            density[k] & ((1u64 << bits_left) - 1)
+        }
+    };
+    let counts: Vec<usize> = (0..n_words)
+        .into_par_iter()
+        .chunks(WORDS)
+        .map(|block| block.into_iter().map(|k| word(k).count_ones() as usize).sum())
+        .collect();
+    let total = counts.iter().sum();
+    let mut out = vec![Fr::ZERO; total];
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut rest = out.as_mut_slice();
+    for &count in &counts {
+        let (part, tail) = rest.split_at_mut(count);
+        parts.push(part);
+        rest = tail;
+    }
+    parts.into_par_iter().enumerate().for_each(|(block, part)| {
+        let mut next = 0;
+        for k in block * WORDS..((block + 1) * WORDS).min(n_words) {
+            let base = k * 64;
+            let mut bits = word(k);
+            while bits != 0 {
+                let i = base + bits.trailing_zeros() as usize;
+                part[next] = scalars[i];
+                next += 1;
+                bits &= bits - 1;
+            }
+        }
+    });
+    out
 }
 
 /// The GPU stage of one circuit, inside its GPU's lane: the H step, and
@@ -217,8 +244,10 @@ fn gpu_stage(
     w: &Assignment,
     sel: &DensitySelected,
 ) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let queued = Instant::now();
     let _lane = engine::gpu_lane(0);
     let waited = Instant::now();
+    engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // With the parameters' points on the GPU, h stays there for its MSM.
     let device = params.device.get_or_upload(params);
     let (h, t) = match device {
@@ -306,4 +335,28 @@ fn prove_one(
     engine::STATS.circuit_done();
     log::debug!("circuit {index}: {:.3} s in all", started.elapsed().as_secs_f64());
     Ok(proof)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_takes_the_scalars_whose_bits_are_set() {
+        for n in [0usize, 1, 63, 64, 65, 1000, (1 << 16) + 3, 3 << 16] {
+            let scalars: Vec<Fr> = (0..n as u64).map(Fr::from_u64).collect();
+            // A pseudo-random bitmap with stray bits set past the end.
+            let mut words: Vec<u64> = (0..n.div_ceil(64) as u64)
+                .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k << 7))
+                .collect();
+            if let Some(last) = words.last_mut() {
+                *last |= !0u64 << (n % 64).min(63) & if n % 64 == 0 { 0 } else { !0 };
+            }
+            let want: Vec<Fr> = (0..n)
+                .filter(|&i| (words[i / 64] >> (i % 64)) & 1 == 1)
+                .map(|i| scalars[i])
+                .collect();
+            assert_eq!(select(&scalars, &words), want, "n = {n}");
+        }
+    }
 }
