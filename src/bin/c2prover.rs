@@ -425,7 +425,7 @@ fn bench_round(
         let started = Instant::now();
         std::thread::scope(|scope| {
             let calls: Vec<_> = (0..jobs)
-                .map(|_| scope.spawn(|| c2prover::prove(&params, &assignments, &r, &s)))
+                .map(|_| scope.spawn(|| c2prover::prove(params, &assignments, &r, &s)))
                 .collect();
             calls
                 .into_iter()
