@@ -335,7 +335,10 @@ mod msm {
     use super::gpu;
     use c2prover::cpu::msm::dense_msm;
     use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
-    use c2prover::gpu::{msm_g1, msm_g2, streamed_msm, streamed_msm_in_chunks, upload_g1, upload_g2};
+    use c2prover::gpu::{
+        msm_g1, msm_g1_masked, msm_g2, msm_g2_masked, streamed_msm, streamed_msm_in_chunks, upload_g1,
+        upload_g2,
+    };
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
     use rayon::prelude::*;
@@ -451,6 +454,55 @@ mod msm {
                 assert_eq!(got, want, "G2 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
             }
         }
+    }
+
+    /// A density bitmap applied on the device gives the MSM of the scalars
+    /// selected on the host, over the points from the offset on.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn masked_msm_equals_host_selection() {
+        let _gpu = gpu("masked_msm_equals_host_selection");
+        let points = g1_points(1 << 20, 1 << 12, 7);
+        let g2 = g2_points(1 << 16, 1 << 10, 8);
+        let device = upload_g1(&points).unwrap();
+        let device_g2 = upload_g2(&g2).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(700);
+        for (n, keep) in [
+            (1usize, 100u32),
+            (1000, 25),
+            (100_003, 25),
+            (1 << 20, 99),
+            (1 << 20, 0),
+        ] {
+            let s = scalars(n, 49, 45, 800 + n as u64);
+            // Bits past n are set too: they must not count.
+            let words: Vec<u64> = (0..n.div_ceil(64) + 1)
+                .map(|_| (0..64).fold(0u64, |w, b| w | (((rng.next_u32() % 100) < keep) as u64) << b))
+                .collect();
+            let picked: Vec<Fr> = (0..n)
+                .filter(|&i| (words[i / 64] >> (i % 64)) & 1 == 1)
+                .map(|i| s[i])
+                .collect();
+            let offset = (points.len() - picked.len()).min(5);
+            let want = dense_msm(&points[offset..offset + picked.len()], &picked).to_affine();
+            let got = msm_g1_masked(&device, offset, &s, &words).unwrap().to_affine();
+            assert_eq!(got, want, "G1, {n} scalars, {keep} % kept");
+            if n <= g2.len() {
+                let want = dense_msm(&g2[..picked.len()], &picked).to_affine();
+                let got = msm_g2_masked(&device_g2, 0, &s, &words).unwrap().to_affine();
+                assert_eq!(got, want, "G2, {n} scalars, {keep} % kept");
+            }
+        }
+        let s = scalars(1000, 0, 0, 900);
+        let all = vec![!0u64; 16];
+        assert!(
+            msm_g1_masked(&device, points.len() - 999, &s, &all).is_err(),
+            "selected past the points"
+        );
+        assert!(
+            msm_g1_masked(&device, 0, &s, &all[..10]).is_err(),
+            "bitmap too short"
+        );
     }
 
     /// Points streamed from host memory in chunks (the last one short)

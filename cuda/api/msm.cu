@@ -133,8 +133,8 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
 }
 
 template <class F>
-cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, bool on_device, size_t n,
-                c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
+cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, bool on_device,
+                const uint64_t* host_density, size_t n, c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
     using J = bucket_t<F>;
     C2P_CUDA_OK(cudaSetDevice(device));
     stream_t stream;
@@ -168,8 +168,22 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         C2P_CUDA_OK(c2p::host::staged_upload(scalars, in_scalars, n * sizeof(fr_t), *st, slot, s));
         C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
     }
+    // A density bitmap and the selected count before each word (for ranks).
+    dev_array<uint64_t> density;
+    dev_array<uint32_t> word_prefix;
+    if (host_density) {
+        const size_t words = (n + 63) / 64;
+        C2P_CUDA_OK(density.alloc(words));
+        C2P_CUDA_OK(word_prefix.alloc(words));
+        C2P_CUDA_OK(cudaMemcpyAsync(density.ptr, host_density, words * sizeof(uint64_t), cudaMemcpyHostToDevice, s));
+        c2p::msm::word_popcounts<<<blocks(words), THREADS, 0, s>>>(density.ptr, words, word_prefix.ptr);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+            return cub::DeviceScan::ExclusiveSum(t, b, word_prefix.ptr, word_prefix.ptr, words, s);
+        }));
+    }
     C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
-    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars, n, is_one.ptr, is_other.ptr);
+    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars, n, density.ptr, is_one.ptr, is_other.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     thrust::counting_iterator<uint32_t> index(0);
     C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
@@ -183,7 +197,11 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     C2P_CUDA_OK(cudaStreamSynchronize(s));
     const size_t n_ones = selected[0], m = selected[1];
 
-    // 2. The ones: a plain sum.
+    // 2. The ones: a plain sum (of the points they meet).
+    if (host_density && n_ones > 0) {
+        c2p::msm::to_ranks<<<blocks(n_ones), THREADS, 0, s>>>(ones.ptr, n_ones, density.ptr, word_prefix.ptr);
+        C2P_CUDA_OK(cudaGetLastError());
+    }
     dev_array<J> extra;
     C2P_CUDA_OK(extra.alloc(1));
     C2P_CUDA_OK(sum_listed<F>(points, ones.ptr, n_ones, extra.ptr, s));
@@ -230,8 +248,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             const int nw = windows - w0 < (int)group ? windows - w0 : (int)group;
             const size_t entries = (size_t)nw * m;
             C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
-            c2p::msm::digits<<<blocks(m), THREADS, 0, s>>>(scalars, others.ptr, m, c, w0, nw, keys.ptr,
-                                                            values.ptr);
+            c2p::msm::digits<<<blocks(m), THREADS, 0, s>>>(scalars, others.ptr, m, c, w0, nw, density.ptr,
+                                                            word_prefix.ptr, keys.ptr, values.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             const int end_bit = bits_for((uint64_t)nw * (B + 1));
             C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
@@ -352,8 +370,12 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
 // c2p_cuda_points_upload), scalars in Montgomery form on the host, or on
 // the device with `scalars_on_device` (consumed: converted in place), the result
 // written to *out as a Jacobian point (blst_p1 / blst_p2 layout).
+// With a host `density` bitmap (ceil(n / 64) words) only the scalars whose
+// bit is set take part, the k-th of them meeting points[offset + k]: the
+// caller checks that offset + (bits set) is within the points.
 extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars,
-                            int scalars_on_device, size_t n, void* out, c2p_msm_timing* timing) {
+                            int scalars_on_device, const uint64_t* density, size_t n, void* out,
+                            c2p_msm_timing* timing) {
     if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n >= (1ull << 31)) {
         c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm arguments (curve 1 or 2, n < 2^31)", __FILE__,
                           __LINE__);
@@ -369,13 +391,13 @@ extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t of
     }
     if (curve == 1) {
         c2p::jacobian_t<c2p::fp_t> r;
-        err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s, scalars_on_device != 0,
-                              n, &r, timing);
+        err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s,
+                             scalars_on_device != 0, density, n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     } else {
         c2p::jacobian_t<c2p::fp2_t> r;
-        err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s, scalars_on_device != 0,
-                               n, &r, timing);
+        err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s,
+                              scalars_on_device != 0, density, n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     }
     return (int)err;

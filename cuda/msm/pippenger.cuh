@@ -29,10 +29,35 @@ namespace msm {
 // A scalar's class for the witness split.
 enum scalar_class : uint8_t { ZERO = 0, ONE = 1, OTHER = 2 };
 
-// Scalars from Montgomery to canonical form (in place) and their class.
-__global__ void classify(fr_t* scalars, size_t n, uint8_t* is_one, uint8_t* is_other) {
+// A density bitmap selects which scalars take part (bit i of word i / 64);
+// the selected scalar i meets point rank(i), the number of selected
+// scalars before it. word_prefix[w] is the number of bits set in words < w.
+__device__ __forceinline__ uint32_t rank(const uint64_t* density, const uint32_t* word_prefix, uint32_t i) {
+    const uint64_t below = density[i >> 6] & ((1ull << (i & 63)) - 1);
+    return word_prefix[i >> 6] + (uint32_t)__popcll(below);
+}
+
+__global__ void word_popcounts(const uint64_t* density, size_t words, uint32_t* counts) {
+    size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w < words) counts[w] = (uint32_t)__popcll(density[w]);
+}
+
+// Scalar indices to point indices, in place.
+__global__ void to_ranks(uint32_t* index, size_t n, const uint64_t* density, const uint32_t* word_prefix) {
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n) index[j] = rank(density, word_prefix, index[j]);
+}
+
+// Scalars from Montgomery to canonical form (in place) and their class;
+// with a density bitmap, scalars whose bit is clear count as zero.
+__global__ void classify(fr_t* scalars, size_t n, const uint64_t* density, uint8_t* is_one, uint8_t* is_other) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
+    if (density && !((density[i >> 6] >> (i & 63)) & 1)) {
+        is_one[i] = 0;
+        is_other[i] = 0;
+        return;
+    }
     fr_t s = scalars[i].from_mont();
     scalars[i] = s;
     uint32_t high = 0;
@@ -55,12 +80,14 @@ __device__ __forceinline__ uint32_t window_bits(const fr_t& s, int bit, int c) {
 // For the scalars listed in `which` (m of them, indices into `scalars`), the
 // signed digits of windows [w0, w0 + nw): entry w_local·m + j gets key
 // w_local·(B + 1) + |d| (B = 2^(c−1); key 0 of a window = digit 0, skipped
-// later) and value (point index) | (d < 0) << 31.
+// later) and value (point index) | (d < 0) << 31. The point index is the
+// scalar's, or its rank under a density bitmap.
 __global__ void digits(const fr_t* scalars, const uint32_t* which, size_t m, int c, int w0, int nw,
-                       uint32_t* keys, uint32_t* values) {
+                       const uint64_t* density, const uint32_t* word_prefix, uint32_t* keys, uint32_t* values) {
     size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= m) return;
     const uint32_t idx = which[j];
+    const uint32_t point = density ? rank(density, word_prefix, idx) : idx;
     const fr_t s = scalars[idx];
     const uint32_t half = 1u << (c - 1), buckets = half + 1;
     uint32_t carry = 0;
@@ -72,7 +99,7 @@ __global__ void digits(const fr_t* scalars, const uint32_t* which, size_t m, int
         if (w >= w0) {
             size_t at = (size_t)(w - w0) * m + j;
             keys[at] = (uint32_t)(w - w0) * buckets + (uint32_t)(d < 0 ? -d : d);
-            values[at] = idx | (d < 0 ? 0x80000000u : 0u);
+            values[at] = point | (d < 0 ? 0x80000000u : 0u);
         }
     }
 }

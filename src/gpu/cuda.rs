@@ -27,6 +27,7 @@ extern "C" {
         offset: usize,
         scalars: *const c_void,
         scalars_on_device: c_int,
+        density: *const u64,
         n: usize,
         out: *mut c_void,
         timing: *mut MsmTiming,
@@ -488,25 +489,54 @@ impl DevicePoints {
     }
 
     /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
-    /// Jacobian point of this vector's group).
-    fn msm_into(&self, offset: usize, scalars: Scalars, out: *mut c_void) -> Result<MsmTiming> {
+    /// Jacobian point of this vector's group); with a density bitmap, only
+    /// the scalars whose bit is set, the k-th meeting points[offset + k].
+    fn msm_into(
+        &self,
+        offset: usize,
+        scalars: Scalars,
+        density: Option<&[u64]>,
+        out: *mut c_void,
+    ) -> Result<MsmTiming> {
         let (ptr, on_device, n) = match &scalars {
             Scalars::Host(s) => (s.as_ptr().cast::<c_void>(), 0, s.len()),
             Scalars::Device(d) => (d.ptr.cast_const(), 1, d.len),
         };
-        if !offset.checked_add(n).is_some_and(|end| end <= self.len) {
+        let points_needed = match density {
+            None => n,
+            Some(words) => {
+                if words.len() < n.div_ceil(64) {
+                    return Err(Error::size_mismatch(format!(
+                        "a density bitmap of {} words for {n} scalars",
+                        words.len()
+                    )));
+                }
+                crate::prover::Density {
+                    words,
+                    bit_len: n,
+                    popcount: 0,
+                }
+                .count()
+            }
+        };
+        if !offset
+            .checked_add(points_needed)
+            .is_some_and(|end| end <= self.len)
+        {
             return Err(Error::size_mismatch(format!(
-                "{n} scalars from point {offset} of {}",
+                "{points_needed} scalars from point {offset} of {}",
                 self.len
             )));
         }
         let mut timing = MsmTiming::default();
         // SAFETY: the points are this handle's live device array, with
-        // offset + n in range (checked); the scalars are n valid Fr on the
-        // host, or a device buffer of n that this call consumes (it is
-        // converted in place, and `scalars` is dropped after); `out` has room
-        // for one Jacobian point of the curve (the callers pass a G1 or G2
-        // that matches `self.curve`); timing is a valid location.
+        // offset + (points the scalars meet) in range (checked); the
+        // scalars are n valid Fr on the host, or a device buffer of n that
+        // this call consumes (it is converted in place, and `scalars` is
+        // dropped after); the density, when given, has ceil(n / 64) words
+        // (checked); `out` has room for one Jacobian point of the curve (the
+        // callers pass a G1 or G2 that matches `self.curve`); timing is a
+        // valid location.
         let status = unsafe {
             c2p_cuda_msm(
                 self.device,
@@ -515,6 +545,7 @@ impl DevicePoints {
                 offset,
                 ptr,
                 on_device,
+                density.map_or(std::ptr::null(), <[u64]>::as_ptr),
                 n,
                 out,
                 &mut timing,
@@ -651,8 +682,40 @@ pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: Scalars) -> R
         return Err(Error::invalid("G1 MSM over G2 points"));
     }
     let mut out = G1::identity();
-    let timing = points.msm_into(offset, scalars, (&mut out as *mut G1).cast())?;
+    let timing = points.msm_into(offset, scalars, None, (&mut out as *mut G1).cast())?;
     Ok((out, timing))
+}
+
+/// Σ over the scalars whose bit is set in `density` (bit i of word i / 64),
+/// the k-th of them times points[offset + k], over G1 on the GPU: the
+/// selection is made on the device.
+pub fn msm_g1_masked(points: &DevicePoints, offset: usize, scalars: &[Fr], density: &[u64]) -> Result<G1> {
+    if points.curve != Curve::G1 {
+        return Err(Error::invalid("G1 MSM over G2 points"));
+    }
+    let mut out = G1::identity();
+    points.msm_into(
+        offset,
+        Scalars::Host(scalars),
+        Some(density),
+        (&mut out as *mut G1).cast(),
+    )?;
+    Ok(out)
+}
+
+/// `msm_g1_masked` over G2.
+pub fn msm_g2_masked(points: &DevicePoints, offset: usize, scalars: &[Fr], density: &[u64]) -> Result<G2> {
+    if points.curve != Curve::G2 {
+        return Err(Error::invalid("G2 MSM over G1 points"));
+    }
+    let mut out = G2::identity();
+    points.msm_into(
+        offset,
+        Scalars::Host(scalars),
+        Some(density),
+        (&mut out as *mut G2).cast(),
+    )?;
+    Ok(out)
 }
 
 /// Σ scalars[i]·points[offset + i] over G2 on the GPU.
@@ -661,7 +724,7 @@ pub fn msm_g2(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G2
         return Err(Error::invalid("G2 MSM over G1 points"));
     }
     let mut out = G2::identity();
-    points.msm_into(offset, Scalars::Host(scalars), (&mut out as *mut G2).cast())?;
+    points.msm_into(offset, Scalars::Host(scalars), None, (&mut out as *mut G2).cast())?;
     Ok(out)
 }
 

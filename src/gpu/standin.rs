@@ -73,6 +73,24 @@ pub fn msm_g2(_points: &DevicePoints, _offset: usize, _scalars: &[Fr]) -> Result
     Err(unsupported())
 }
 
+pub fn msm_g1_masked(
+    _points: &DevicePoints,
+    _offset: usize,
+    _scalars: &[Fr],
+    _density: &[u64],
+) -> Result<G1> {
+    Err(unsupported())
+}
+
+pub fn msm_g2_masked(
+    _points: &DevicePoints,
+    _offset: usize,
+    _scalars: &[Fr],
+    _density: &[u64],
+) -> Result<G2> {
+    Err(unsupported())
+}
+
 /// Free device memory (no device in this build).
 pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())

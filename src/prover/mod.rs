@@ -27,6 +27,7 @@ use crate::proof::Proof;
 use rand_core::{OsRng, RngCore};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Proves every circuit with its own r and s (`r[i]`, `s[i]` for circuit i).
@@ -125,13 +126,10 @@ impl DensitySelected {
 }
 
 /// The five MSMs on the GPU over the device copy of the parameters. The
-/// GPU splits each scalar vector itself (zeros skipped, ones summed).
-fn gpu_sums(
-    device: &gpu::DeviceParams,
-    w: &Assignment,
-    sel: &DensitySelected,
-    h: HValues,
-) -> Result<QuerySums> {
+/// GPU splits each scalar vector itself (zeros skipped, ones summed) and
+/// applies the density bitmaps to the aux vector itself, so the CPU selects
+/// nothing but the few inputs of B.
+fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<QuerySums> {
     // h first: a device h is consumed by its MSM and freed before the rest.
     let h = match h {
         HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
@@ -139,14 +137,16 @@ fn gpu_sums(
     };
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
+    let b_inp = select(w.inputs, w.b_inp_density.words);
+    let (a_aux, b_aux) = (w.a_aux_density.words, w.b_aux_density.words);
     Ok(QuerySums {
         h,
         l: gpu::msm_g1(&device.l, 0, w.aux)?,
-        a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1(&device.a, n_in, &sel.a_aux)?,
-        b_g1: gpu::msm_g1(&device.b_g1, 0, &sel.b_inp)?
-            + gpu::msm_g1(&device.b_g1, b_inp_points, &sel.b_aux)?,
-        b_g2: gpu::msm_g2(&device.b_g2, 0, &sel.b_inp)?
-            + gpu::msm_g2(&device.b_g2, b_inp_points, &sel.b_aux)?,
+        a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, w.aux, a_aux)?,
+        b_g1: gpu::msm_g1(&device.b_g1, 0, &b_inp)?
+            + gpu::msm_g1_masked(&device.b_g1, b_inp_points, w.aux, b_aux)?,
+        b_g2: gpu::msm_g2(&device.b_g2, 0, &b_inp)?
+            + gpu::msm_g2_masked(&device.b_g2, b_inp_points, w.aux, b_aux)?,
     })
 }
 
@@ -235,21 +235,22 @@ fn select(scalars: &[Fr], density: &[u64]) -> Vec<Fr> {
 }
 
 /// The GPU stage of one circuit, inside its GPU's lane: the H step, and
-/// the MSMs over resident or streamed points. `Ok(None)` hands the MSMs
-/// back to the CPU (streamed MSMs out of device memory), with h.
+/// the MSMs over resident points or, without them, streamed points (with
+/// the density selections `sel` made beforehand on the CPU). `Ok(Err(h))`
+/// hands the MSMs back to the CPU (streamed MSMs out of device memory).
 fn gpu_stage(
     params: &Parameters,
+    device: Option<&Arc<gpu::DeviceParams>>,
     domain: &Domain,
     index: usize,
     w: &Assignment,
-    sel: &DensitySelected,
+    sel: Option<&DensitySelected>,
 ) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
     let queued = Instant::now();
     let _lane = engine::gpu_lane(0);
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // With the parameters' points on the GPU, h stays there for its MSM.
-    let device = params.device.get_or_upload(params);
     let (h, t) = match device {
         Some(_) => {
             let (h, t) = gpu::quotient_on_device(domain, w.a, w.b, w.c)?;
@@ -268,9 +269,9 @@ fn gpu_stage(
     );
     let h_done = Instant::now();
     engine::STATS.add(engine::Stage::GpuH, h_done - waited);
-    let sums = match (device, h) {
-        (Some(device), h) => gpu_sums(device, w, sel, h)?,
-        (None, HValues::Host(h)) => match streamed_sums(params, w, sel, &h) {
+    let sums = match (device, h, sel) {
+        (Some(device), h, _) => gpu_sums(device, w, h)?,
+        (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, w, sel, &h) {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 // Other work holds the GPU's memory: this circuit's MSMs
                 // are still owed, and the CPU can do them.
@@ -279,10 +280,10 @@ fn gpu_stage(
             }
             other => other?,
         },
-        (None, HValues::Device(_)) => {
+        _ => {
             return Err(Error::new(
                 ErrorKind::Gpu,
-                "internal: h on the GPU without the parameters there",
+                "internal: h on the GPU without the parameters there, or no selections to stream",
             ))
         }
     };
@@ -302,21 +303,19 @@ fn prove_one(
     check_cancelled(cancelled)?;
     let started = Instant::now();
     let sums = if gpu::available() && gpu::handles_domain(domain.log_m) {
-        // CPU work before the lane, so it overlaps another circuit's GPU stage.
-        let sel = DensitySelected::of(w);
+        // The parameters go to the GPU on first use (or stay on the host).
+        let device = params.device.get_or_upload(params);
+        // Streamed MSMs take their density selections from the CPU, made
+        // before the lane so that they overlap another circuit's GPU stage.
+        let sel = device.is_none().then(|| DensitySelected::of(w));
         engine::STATS.add(engine::Stage::CpuSelect, started.elapsed());
         check_cancelled(cancelled)?;
-        let queued = Instant::now();
-        match gpu_stage(params, domain, index, w, &sel)? {
+        match gpu_stage(params, device, domain, index, w, sel.as_ref())? {
             Ok(sums) => sums,
             Err(h) => {
                 let cpu = Instant::now();
                 let sums = cpu_sums(params, w, &h);
                 engine::STATS.add(engine::Stage::CpuMsm, cpu.elapsed());
-                log::debug!(
-                    "circuit {index}: GPU stage and queue {:.3} s",
-                    (cpu - queued).as_secs_f64()
-                );
                 sums
             }
         }
