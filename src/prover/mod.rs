@@ -245,11 +245,14 @@ fn gpu_stage(
     index: usize,
     w: &Assignment,
     sel: Option<&DensitySelected>,
+    cancelled: &AtomicBool,
 ) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
     let queued = Instant::now();
     let _lane = engine::gpu_lane(0);
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
+    // A job freed while it queued for the GPU gives the lane straight back.
+    check_cancelled(cancelled)?;
     // With the parameters' points on the GPU, h stays there for its MSM.
     let (h, t) = match device {
         Some(_) => {
@@ -269,6 +272,7 @@ fn gpu_stage(
     );
     let h_done = Instant::now();
     engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+    check_cancelled(cancelled)?;
     let sums = match (device, h, sel) {
         (Some(device), h, _) => gpu_sums(device, w, h)?,
         (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, w, sel, &h) {
@@ -310,7 +314,7 @@ fn prove_one(
         let sel = device.is_none().then(|| DensitySelected::of(w));
         engine::STATS.add(engine::Stage::CpuSelect, started.elapsed());
         check_cancelled(cancelled)?;
-        match gpu_stage(params, device, domain, index, w, sel.as_ref())? {
+        match gpu_stage(params, device, domain, index, w, sel.as_ref(), cancelled)? {
             Ok(sums) => sums,
             Err(h) => {
                 let cpu = Instant::now();
