@@ -175,6 +175,7 @@ type proveConfig struct {
 	r, s      []Scalar
 	canonical bool
 	noWait    bool
+	devices   uint64
 	sealProof *sealProof
 }
 
@@ -195,6 +196,10 @@ func WithCanonicalScalars() ProveOption { return func(c *proveConfig) { c.canoni
 // memory budget for jobs in flight is full, instead of waiting for running
 // jobs to end (backpressure; see SetHostBudget).
 func WithNoWait() ProveOption { return func(c *proveConfig) { c.noWait = true } }
+
+// WithDeviceMask limits the job to the GPUs whose bits are set (bit d for
+// GPU d; 0, the default, means all); its circuits spread over them.
+func WithDeviceMask(mask uint64) ProveOption { return func(c *proveConfig) { c.devices = mask } }
 
 // SetHostBudget sets the host memory budget, in bytes, that bounds the jobs
 // in flight; 0 restores the default (C2P_HOST_BUDGET in the environment,

@@ -158,7 +158,7 @@ func TestHostBudget(t *testing.T) {
 	if got := HostBudget().LimitBytes; got != 1 {
 		t.Fatalf("limit %d after SetHostBudget(1)", got)
 	}
-	job, err := ProveStart(p, circuits, WithNoWait())
+	job, err := ProveStart(p, circuits, WithNoWait(), WithDeviceMask(1))
 	if err != nil {
 		t.Fatal(err)
 	}

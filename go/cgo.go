@@ -156,7 +156,11 @@ func proveStart(p *cParams, circuits []Assignment, cfg proveConfig) (*cJob, erro
 		return nil, &Error{Status: StatusOutOfMemory, Message: "cannot allocate the circuit descriptors"}
 	}
 	defer C.free(unsafe.Pointer(array))
-	opts := C.struct_c2p_prove_options{canonical_scalars: C.bool(cfg.canonical), no_wait: C.bool(cfg.noWait)}
+	opts := C.struct_c2p_prove_options{
+		canonical_scalars: C.bool(cfg.canonical),
+		no_wait:           C.bool(cfg.noWait),
+		device_mask:       C.uint64_t(cfg.devices),
+	}
 	var out *cJob
 	err := call(func() C.int32_t {
 		return C.c2p_prove_start(p, array, C.size_t(len(circuits)), scalarPtr(r), scalarPtr(s), &opts, &out)

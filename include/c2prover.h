@@ -81,6 +81,9 @@
 
 
 
+// The GPUs a job may use: bit d for GPU d; 0 means all of them.
+struct DeviceMask;
+
 // A proving job started by `c2p_prove_start` (opaque).
 struct c2p_job;
 
@@ -168,6 +171,10 @@ struct c2p_prove_options {
   // When the host memory budget is full, fail with C2P_ERR_BUSY instead
   // of waiting for jobs in flight to end.
   bool no_wait;
+  // The GPUs this job may use, bit d for GPU d; 0 means all. A job's
+  // circuits spread over them. A mask naming no GPU of the machine is
+  // C2P_ERR_INVALID_ARGUMENT; without GPUs it is ignored.
+  uint64_t device_mask;
 };
 
 // The host memory budget that bounds jobs in flight (see
@@ -203,6 +210,8 @@ struct c2p_supraseal_proof {
   uint64_t b[24];
   uint64_t c[12];
 };
+
+
 
 #ifdef __cplusplus
 extern "C" {
@@ -361,8 +370,10 @@ struct c2p_supraseal_error generate_groth16_proofs_c(const struct c2p_assignment
                                                      struct c2p_supraseal_proof *proofs,
                                                      struct c2p_supraseal_srs *srs);
 
-// Curio's synchronous form with `gpu_mtx` (NULL or from `create_gpu_mutex`)
-// and `gpu_index` (-1 for any); otherwise as `generate_groth16_proofs_c`.
+// Curio's synchronous form with `gpu_mtx` (NULL or from `create_gpu_mutex`;
+// not needed) and `gpu_index` (the GPU to use, -1 for any: a job's
+// circuits then spread over all GPUs); otherwise as
+// `generate_groth16_proofs_c`.
 struct c2p_supraseal_error generate_groth16_proofs_curio_c(const struct c2p_assignment *provers,
                                                            size_t num_circuits,
                                                            const struct c2p_fr *r_s,

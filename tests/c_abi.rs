@@ -238,11 +238,39 @@ fn random_r_s_and_canonical_scalars() {
     let (_, _, r_fr, s_fr) = r_s(1, 2);
     let r: Vec<u8> = r_fr.iter().flat_map(|x| x.to_scalar_bytes()).collect();
     let s: Vec<u8> = s_fr.iter().flat_map(|x| x.to_scalar_bytes()).collect();
+    // GPU 0 only: valid with a GPU, ignored without one.
     let opts = c2p_prove_options {
         canonical_scalars: true,
+        device_mask: 1,
         ..Default::default()
     };
     let circuits = [assignment(&cw)];
+    // A mask naming only GPU 63: no machine here has it.
+    let far = c2p_prove_options {
+        device_mask: 1 << 63,
+        ..opts
+    };
+    let status = c2p_prove(
+        params,
+        circuits.as_ptr(),
+        1,
+        r.as_ptr(),
+        s.as_ptr(),
+        &far,
+        proof.as_mut_ptr(),
+        192,
+    );
+    let gpus = c2prover::gpu::device_count();
+    assert_eq!(
+        status,
+        if gpus > 0 {
+            C2P_ERR_INVALID_ARGUMENT
+        } else {
+            C2P_OK
+        },
+        "{}",
+        last_error()
+    );
     let status = c2p_prove(
         params,
         circuits.as_ptr(),
@@ -830,6 +858,22 @@ fn supraseal_symbols_match_the_native_api() {
     assert_eq!(err.code, 0);
     destroy_pending_proof(pending);
     destroy_pending_proof(pending); // unknown now: ignored
+                                    // A GPU index no machine has is an error (supraseal would index past
+                                    // its GPU list).
+    let mut pending = null_mut();
+    let err = generate_groth16_proofs_start_c(
+        circuits.as_ptr(),
+        3,
+        r_fr.as_ptr().cast(),
+        s_fr.as_ptr().cast(),
+        &mut srs,
+        null_mut(),
+        64,
+        &mut pending,
+    );
+    assert_eq!(err.code, libc::EINVAL);
+    assert!(pending.is_null());
+    c2p_supraseal_error_free(err.message);
 
     let missing = c_path(&f.path.with_extension("nope"));
     let mut none = c2p_supraseal_srs { ptr: null_mut() };

@@ -163,7 +163,7 @@ mod with_cuda {
                 };
                 let (a, b, c) = (vec(49), vec(49), vec(80));
                 let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
-                let (gpu, _) = quotient(&d, &a, &b, &c, log_m % 2 == 0).unwrap();
+                let (gpu, _) = quotient(0, &d, &a, &b, &c, log_m % 2 == 0).unwrap();
                 assert!(
                     gpu == cpu,
                     "GPU h differs from the CPU at 2^{log_m}, abc_size {abc}"
@@ -180,13 +180,13 @@ mod with_cuda {
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
         let expected = c2prover::cpu::h::quotient(&d, &v, &v, &v);
-        quotient(&d, &v, &v, &v, true).unwrap(); // caches the twiddle table
-                                                 // Leave 64 MiB free: a, b, c at 2^22 need 3 x 128 MiB.
+        quotient(0, &d, &v, &v, &v, true).unwrap(); // caches the twiddle table
+                                                    // Leave 64 MiB free: a, b, c at 2^22 need 3 x 128 MiB.
         let free = free_memory(0).unwrap();
         let hold = reserve_device_memory(0, free - (64 << 20)).unwrap();
         let before = free_memory(0).unwrap();
         for overlap in [false, true] {
-            let err = quotient(&d, &v, &v, &v, overlap).unwrap_err();
+            let err = quotient(0, &d, &v, &v, &v, overlap).unwrap_err();
             assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err}");
             assert!(
                 err.to_string().contains("cudaErrorMemoryAllocation"),
@@ -199,7 +199,7 @@ mod with_cuda {
             "a failed H step kept device memory: {before} -> {after} bytes free"
         );
         drop(hold);
-        let (h, _) = quotient(&d, &v, &v, &v, true).unwrap();
+        let (h, _) = quotient(0, &d, &v, &v, &v, true).unwrap();
         assert!(h == expected, "H after the out-of-memory failures differs");
     }
 
@@ -211,11 +211,11 @@ mod with_cuda {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
         for _ in 0..10 {
-            quotient(&d, &v, &v, &v, true).unwrap(); // warm-up: twiddles and pools
+            quotient(0, &d, &v, &v, &v, true).unwrap(); // warm-up: twiddles and pools
         }
         let before = free_memory(0).unwrap();
         for _ in 0..2000 {
-            quotient(&d, &v, &v, &v, true).unwrap();
+            quotient(0, &d, &v, &v, &v, true).unwrap();
         }
         let after = free_memory(0).unwrap();
         assert!(
@@ -411,7 +411,7 @@ mod msm {
             1 << 22,
         ];
         let points = g1_points(1 << 22, 1 << 14, 1);
-        let device = upload_g1(&points).unwrap();
+        let device = upload_g1(0, &points).unwrap();
         for (k, &n) in sizes.iter().enumerate() {
             for (zeros, ones) in [(0, 0), (49, 30), (100, 0), (0, 100)] {
                 let s = scalars(n, zeros, ones, 100 + k as u64);
@@ -445,7 +445,7 @@ mod msm {
     fn g2_msm_equals_blst() {
         let _gpu = gpu("g2_msm_equals_blst");
         let points = g2_points(1 << 18, 1 << 12, 2);
-        let device = upload_g2(&points).unwrap();
+        let device = upload_g2(0, &points).unwrap();
         for (k, &n) in [1usize, 2, 5, 100, 1000, 1 << 14, 1 << 18].iter().enumerate() {
             for (zeros, ones) in [(0, 0), (49, 30)] {
                 let s = scalars(n, zeros, ones, 200 + k as u64);
@@ -464,8 +464,8 @@ mod msm {
         let _gpu = gpu("masked_msm_equals_host_selection");
         let points = g1_points(1 << 20, 1 << 12, 7);
         let g2 = g2_points(1 << 16, 1 << 10, 8);
-        let device = upload_g1(&points).unwrap();
-        let device_g2 = upload_g2(&g2).unwrap();
+        let device = upload_g1(0, &points).unwrap();
+        let device_g2 = upload_g2(0, &g2).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(700);
         for (n, keep) in [
             (1usize, 100u32),
@@ -505,6 +505,42 @@ mod msm {
         );
     }
 
+    /// A job's circuits spread over every GPU give the proofs of one GPU,
+    /// byte for byte; each GPU used holds its own copy of the parameters.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn circuits_spread_over_gpus_give_the_same_proofs() {
+        use c2prover::gpu::DeviceMask;
+        use c2prover::synthetic::Circuit;
+        use std::sync::atomic::AtomicBool;
+        let _gpu = gpu("circuits_spread_over_gpus_give_the_same_proofs");
+        let circuits: Vec<Circuit> = (0..4)
+            .map(|i| Circuit::porep_like(14, 3, 30 + i).unwrap())
+            .collect();
+        let params = circuits[0].setup(4);
+        let witnesses: Vec<_> = circuits.iter().map(Circuit::witness).collect();
+        let assignments: Vec<_> = witnesses.iter().map(|w| w.as_assignment()).collect();
+        let (r, s) = c2prover::random_r_s(4);
+        let never = AtomicBool::new(false);
+        let prove = |mask| c2prover::prover::prove_cancellable(&params, &assignments, &r, &s, &never, mask);
+        let one = prove(DeviceMask(1)).unwrap();
+        let all = prove(DeviceMask::ALL).unwrap();
+        assert_eq!(one, all, "GPU 0 alone = all GPUs");
+        let gpus = c2prover::gpu::device_count();
+        let per_copy = c2prover::gpu::DeviceParams::bytes_for(&params);
+        assert_eq!(
+            params.device.bytes(),
+            per_copy * gpus.min(4),
+            "one copy per GPU used"
+        );
+        eprintln!("{gpus} GPU(s): 4 circuits spread over {}", gpus.min(4));
+        if gpus >= 2 {
+            assert_eq!(prove(DeviceMask(2)).unwrap(), one, "GPU 1 alone");
+        }
+        let missing = DeviceMask(1 << gpus.min(63));
+        assert!(prove(missing).is_err(), "a mask naming no present GPU");
+    }
+
     /// Points streamed from host memory in chunks (the last one short)
     /// give the MSM of the whole vector.
     #[test]
@@ -515,18 +551,18 @@ mod msm {
         let s = scalars(points.len(), 49, 30, 500);
         let want = dense_msm(&points, &s).to_affine();
         for chunk in [100_000, 1 << 20, 1 << 21] {
-            let got: G1 = streamed_msm_in_chunks(&points, &s, chunk).unwrap();
+            let got: G1 = streamed_msm_in_chunks(0, &points, &s, chunk).unwrap();
             assert_eq!(got.to_affine(), want, "G1 streamed in chunks of {chunk}");
         }
         let points = g2_points((1 << 16) + 1, 1 << 10, 6);
         let s = scalars(points.len(), 49, 30, 600);
         let want = dense_msm(&points, &s).to_affine();
-        let got: G2 = streamed_msm_in_chunks(&points, &s, 10_000).unwrap();
+        let got: G2 = streamed_msm_in_chunks(0, &points, &s, 10_000).unwrap();
         assert_eq!(got.to_affine(), want, "G2 streamed in chunks of 10000");
-        let got: G2 = streamed_msm(&points, &s).unwrap();
+        let got: G2 = streamed_msm(0, &points, &s).unwrap();
         assert_eq!(got.to_affine(), want, "G2 streamed in default chunks");
         assert!(
-            streamed_msm::<G2>(&points[..10], &s).is_err(),
+            streamed_msm::<G2>(0, &points[..10], &s).is_err(),
             "more scalars than points"
         );
     }
@@ -536,10 +572,10 @@ mod msm {
     /// streamed path: `bellperson_identity` run with C2P_PARAMS_ON_GPU=never.)
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
-    fn streamed_resident_and_cpu_proofs_are_identical() {
+    fn streamed_and_resident_proofs_are_identical() {
         use c2prover::gpu::{DeviceCache, Residency};
         use c2prover::synthetic::Circuit;
-        let _gpu = gpu("streamed_resident_and_cpu_proofs_are_identical");
+        let _gpu = gpu("streamed_and_resident_proofs_are_identical");
         let circuit = Circuit::porep_like(16, 7, 8).unwrap();
         let mut params = circuit.setup(9);
         let witness = circuit.witness();
@@ -583,7 +619,7 @@ mod msm {
                 (0..CHUNK).map(move |_| Fr::random(&mut rng))
             })
             .collect();
-        let device = upload_g1(&points).unwrap();
+        let device = upload_g1(0, &points).unwrap();
         drop(points);
         for m in [1usize << 26, 1 << 27] {
             let k = scalars[..m]

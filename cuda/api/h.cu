@@ -56,7 +56,7 @@ using c2p::host::env_unsigned;
 // most 16·m bytes for each domain size a device has seen.
 constexpr int MAX_LOG_M = 32;
 const fr_t* twiddles[MAX_DEVICES][MAX_LOG_M];
-std::mutex twiddles_lock;
+std::mutex twiddles_lock[MAX_DEVICES];  // per device: GPUs never wait on each other
 
 cudaError_t launch_powers(fr_t* table, uint64_t n, fr_t base, fr_t start, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
@@ -66,7 +66,7 @@ cudaError_t launch_powers(fr_t* table, uint64_t n, fr_t base, fr_t start, cudaSt
 }
 
 cudaError_t twiddle_table(int device, int log_m, const fr_t& omega, cudaStream_t stream, const fr_t** out) {
-    std::lock_guard<std::mutex> guard(twiddles_lock);
+    std::lock_guard<std::mutex> guard(twiddles_lock[device]);
     const fr_t*& slot = twiddles[device][log_m];
     if (!slot) {
         uint64_t half = 1ull << (log_m - 1);
@@ -87,10 +87,10 @@ cudaError_t twiddle_table(int device, int log_m, const fr_t& omega, cudaStream_t
 // The NTT kernels' 64 KiB of dynamic shared memory must be allowed on each
 // device (the attribute is per device); a failure is returned, not cached.
 bool shared_limits_set[MAX_DEVICES];
-std::mutex shared_limits_lock;
+std::mutex shared_limits_lock[MAX_DEVICES];
 
 cudaError_t set_shared_limits(int device) {
-    std::lock_guard<std::mutex> guard(shared_limits_lock);
+    std::lock_guard<std::mutex> guard(shared_limits_lock[device]);
     if (shared_limits_set[device]) return cudaSuccess;
     int bytes = (1 << c2p::NTT_TILE_LOG) * (int)sizeof(fr_t);
     C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));

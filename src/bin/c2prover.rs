@@ -621,9 +621,9 @@ fn bench_h(args: BenchSizes) -> Result<(), Error> {
         // are the prover's mode (upload and compute together).
         let (mut compute, mut up, mut down, mut total, mut wall) = (vec![], vec![], vec![], vec![], vec![]);
         for run in 0..=args.runs {
-            let (_, t) = c2prover::gpu::quotient(&domain, &a, &b, &c, false)?;
+            let (_, t) = c2prover::gpu::quotient(0, &domain, &a, &b, &c, false)?;
             let started = Instant::now();
-            let (_, o) = c2prover::gpu::quotient(&domain, &a, &b, &c, true)?;
+            let (_, o) = c2prover::gpu::quotient(0, &domain, &a, &b, &c, true)?;
             let elapsed = started.elapsed().as_secs_f64() * 1e3;
             if run > 0 {
                 compute.push(t.compute_ms as f64);
@@ -686,7 +686,7 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         let base = G1::batch_to_affine(&base);
         (0..1usize << max).map(|i| base[i % distinct]).collect::<Vec<_>>()
     });
-    let device_g1 = c2prover::gpu::upload_g1(&g1)?;
+    let device_g1 = c2prover::gpu::upload_g1(0, &g1)?;
     drop(g1);
     for &log2 in &args.log2 {
         let n = 1usize << log2;
@@ -718,7 +718,7 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
             let base = G2::batch_to_affine(&base);
             (0..1usize << g2_max).map(|i| base[i % 4096]).collect::<Vec<_>>()
         });
-        let device_g2 = c2prover::gpu::upload_g2(&g2)?;
+        let device_g2 = c2prover::gpu::upload_g2(0, &g2)?;
         for log2 in g2_log2 {
             let dense = random_evals(1 << log2, 0, 13);
             let ms = time_runs(args.runs, || c2prover::gpu::msm_g2(&device_g2, 0, &dense))?;

@@ -241,12 +241,19 @@ pub fn handles_domain(log_m: u32) -> bool {
     log_m <= MAX_LOG_M
 }
 
-/// The H step on GPU 0: the m − 1 coefficients of h, exactly the CPU's.
+/// The H step on GPU `device`: the m − 1 coefficients of h, exactly the CPU's.
 /// Device memory: 3 × 32 × m bytes during the call, plus the twiddle table
 /// (16 × m bytes) kept per device and domain size. With `overlap` (the
 /// prover's mode) the transforms of a run while b and c upload; without,
 /// everything is uploaded first, which times the compute on its own.
-pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr], overlap: bool) -> Result<(Vec<Fr>, HTiming)> {
+pub fn quotient(
+    device: usize,
+    domain: &Domain,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+    overlap: bool,
+) -> Result<(Vec<Fr>, HTiming)> {
     let n = a.len();
     if b.len() != n || c.len() != n || n > domain.m {
         return Err(Error::size_mismatch(
@@ -277,7 +284,7 @@ pub fn quotient(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr], overlap: bool) ->
     // constants and timing are valid for the call.
     let status = unsafe {
         c2p_cuda_quotient(
-            0,
+            device as c_int,
             domain.log_m as c_int,
             a.as_ptr().cast(),
             b.as_ptr().cast(),
@@ -459,16 +466,22 @@ unsafe impl Send for DevicePoints {}
 unsafe impl Sync for DevicePoints {}
 
 impl DevicePoints {
-    fn upload<T>(curve: Curve, points: &[T]) -> Result<DevicePoints> {
+    fn upload<T>(device: usize, curve: Curve, points: &[T]) -> Result<DevicePoints> {
         let mut ptr = std::ptr::null_mut();
         // SAFETY: `points` is a slice of blst affine points (G1Affine /
         // G2Affine are repr(transparent) over them) of the curve named.
         let status = unsafe {
-            c2p_cuda_points_upload(0, curve as c_int, points.as_ptr().cast(), points.len(), &mut ptr)
+            c2p_cuda_points_upload(
+                device as c_int,
+                curve as c_int,
+                points.as_ptr().cast(),
+                points.len(),
+                &mut ptr,
+            )
         };
         check(status, "uploading points to the GPU")?;
         Ok(DevicePoints {
-            device: 0,
+            device: device as c_int,
             curve,
             ptr,
             len: points.len(),
@@ -620,9 +633,15 @@ impl Drop for DeviceScalars {
     }
 }
 
-/// The H step on GPU 0 with h left in device memory (the m − 1
+/// The H step on GPU `device` with h left in its memory (the m − 1
 /// coefficients, for `msm_g1` over the h points): no download, no upload.
-pub fn quotient_on_device(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<(DeviceScalars, HTiming)> {
+pub fn quotient_on_device(
+    device: usize,
+    domain: &Domain,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+) -> Result<(DeviceScalars, HTiming)> {
     let n = a.len();
     if b.len() != n || c.len() != n || n > domain.m {
         return Err(Error::size_mismatch(
@@ -642,7 +661,7 @@ pub fn quotient_on_device(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Resu
     // device-pointer output are valid for the call; h_out is unused.
     let status = unsafe {
         c2p_cuda_quotient(
-            0,
+            device as c_int,
             domain.log_m as c_int,
             a.as_ptr().cast(),
             b.as_ptr().cast(),
@@ -658,7 +677,7 @@ pub fn quotient_on_device(domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Resu
     check(status, "GPU H step")?;
     Ok((
         DeviceScalars {
-            device: 0,
+            device: device as c_int,
             ptr: h,
             len: domain.m - 1,
         },
@@ -728,12 +747,12 @@ pub fn msm_g2(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G2
     Ok(out)
 }
 
-/// Points of G1 on the GPU.
-pub fn upload_g1(points: &[G1Affine]) -> Result<DevicePoints> {
-    DevicePoints::upload(Curve::G1, points)
+/// Points of G1 on GPU `device`.
+pub fn upload_g1(device: usize, points: &[G1Affine]) -> Result<DevicePoints> {
+    DevicePoints::upload(device, Curve::G1, points)
 }
 
-/// Points of G2 on the GPU.
-pub fn upload_g2(points: &[G2Affine]) -> Result<DevicePoints> {
-    DevicePoints::upload(Curve::G2, points)
+/// Points of G2 on GPU `device`.
+pub fn upload_g2(device: usize, points: &[G2Affine]) -> Result<DevicePoints> {
+    DevicePoints::upload(device, Curve::G2, points)
 }

@@ -82,13 +82,13 @@ impl DeviceParams {
         96 * (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) + 192 * params.b_g2.len()
     }
 
-    pub fn upload(params: &Parameters) -> Result<DeviceParams> {
+    pub fn upload(params: &Parameters, device: usize) -> Result<DeviceParams> {
         Ok(DeviceParams {
-            h: upload_g1(&params.h)?,
-            l: upload_g1(&params.l)?,
-            a: upload_g1(&params.a)?,
-            b_g1: upload_g1(&params.b_g1)?,
-            b_g2: upload_g2(&params.b_g2)?,
+            h: upload_g1(device, &params.h)?,
+            l: upload_g1(device, &params.l)?,
+            a: upload_g1(device, &params.a)?,
+            b_g1: upload_g1(device, &params.b_g1)?,
+            b_g2: upload_g2(device, &params.b_g2)?,
         })
     }
 
@@ -129,20 +129,20 @@ impl Residency {
     }
 }
 
-/// The device copy of a parameter set, made on first use by a GPU proof
-/// and freed with the parameters. A failed or declined upload is
-/// remembered (logged once); the MSMs then stream the points.
-#[derive(Default)]
+/// The device copies of a parameter set, one per GPU, each made on the
+/// first GPU proof there and freed with the parameters. A failed or
+/// declined upload is remembered (logged once); that GPU's MSMs then stream
+/// the points.
 pub struct DeviceCache {
     residency: Residency,
-    copy: OnceCell<Option<Arc<DeviceParams>>>,
+    copies: Vec<OnceCell<Option<Arc<DeviceParams>>>>,
 }
 
 impl DeviceCache {
     pub fn new(residency: Residency) -> DeviceCache {
         DeviceCache {
             residency,
-            copy: OnceCell::new(),
+            copies: (0..device_count()).map(|_| OnceCell::new()).collect(),
         }
     }
 
@@ -150,40 +150,41 @@ impl DeviceCache {
         self.residency
     }
 
-    pub fn get_or_upload(&self, params: &Parameters) -> Option<&Arc<DeviceParams>> {
-        self.copy
+    /// The parameters' copy on GPU `device`, uploaded now if this is the
+    /// first proof there and the residency allows it; `None` when the
+    /// points stay on the host.
+    pub fn get_or_upload(&self, params: &Parameters, device: usize) -> Option<&Arc<DeviceParams>> {
+        self.copies
+            .get(device)?
             .get_or_init(|| {
-                if !available() {
-                    return None;
-                }
                 let need = DeviceParams::bytes_for(params);
                 // Room for the H step (3 domain vectors and the twiddles)
                 // and the MSM working memory beside the points.
                 let headroom = 112 * params.domain_size() + (3 << 30);
                 let decision = self.residency.resolve();
-                let free = free_memory(0).unwrap_or(0);
+                let free = free_memory(device).unwrap_or(0);
                 if decision == Residency::Never
                     || (decision == Residency::Auto && need + headroom > free)
                 {
                     log::info!(
-                        "parameters stay on the host ({} MiB needed on the GPU, {} MiB free, residency {decision:?}): MSM points stream to the GPU",
+                        "parameters stay on the host ({} MiB needed on GPU {device}, {} MiB free, residency {decision:?}): MSM points stream to the GPU",
                         need >> 20,
                         free >> 20
                     );
                     return None;
                 }
                 let started = std::time::Instant::now();
-                match DeviceParams::upload(params) {
+                match DeviceParams::upload(params, device) {
                     Ok(d) => {
                         log::info!(
-                            "parameters on the GPU: {} MiB in {:.2} s",
+                            "parameters on GPU {device}: {} MiB in {:.2} s",
                             d.bytes() >> 20,
                             started.elapsed().as_secs_f64()
                         );
                         Some(Arc::new(d))
                     }
                     Err(e) => {
-                        log::warn!("parameters could not go to the GPU ({e}): MSM points stream to the GPU");
+                        log::warn!("parameters could not go to GPU {device} ({e}): MSM points stream to the GPU");
                         None
                     }
                 }
@@ -191,9 +192,20 @@ impl DeviceCache {
             .as_ref()
     }
 
-    /// Device bytes held (0 before the first GPU proof or on the CPU).
+    /// Device bytes held over all GPUs (0 before the first GPU proof or on
+    /// the CPU).
     pub fn bytes(&self) -> usize {
-        self.copy.get().and_then(|d| d.as_ref()).map_or(0, |d| d.bytes())
+        self.copies
+            .iter()
+            .filter_map(|c| c.get().and_then(|d| d.as_ref()))
+            .map(|d| d.bytes())
+            .sum()
+    }
+}
+
+impl Default for DeviceCache {
+    fn default() -> Self {
+        DeviceCache::new(Residency::Auto)
     }
 }
 
@@ -226,7 +238,7 @@ pub trait StreamedGroup: Sized + Copy + std::ops::Add<Output = Self> + Send {
     /// Bytes of one affine point on the device.
     const POINT_BYTES: usize;
     fn identity() -> Self;
-    fn upload(points: &[Self::Affine]) -> Result<DevicePoints>;
+    fn upload(device: usize, points: &[Self::Affine]) -> Result<DevicePoints>;
     fn msm(points: &DevicePoints, scalars: &[Fr]) -> Result<Self>;
 }
 
@@ -236,8 +248,8 @@ impl StreamedGroup for G1 {
     fn identity() -> Self {
         G1::identity()
     }
-    fn upload(points: &[G1Affine]) -> Result<DevicePoints> {
-        upload_g1(points)
+    fn upload(device: usize, points: &[G1Affine]) -> Result<DevicePoints> {
+        upload_g1(device, points)
     }
     fn msm(points: &DevicePoints, scalars: &[Fr]) -> Result<Self> {
         msm_g1(points, 0, scalars)
@@ -250,8 +262,8 @@ impl StreamedGroup for G2 {
     fn identity() -> Self {
         G2::identity()
     }
-    fn upload(points: &[G2Affine]) -> Result<DevicePoints> {
-        upload_g2(points)
+    fn upload(device: usize, points: &[G2Affine]) -> Result<DevicePoints> {
+        upload_g2(device, points)
     }
     fn msm(points: &DevicePoints, scalars: &[Fr]) -> Result<Self> {
         msm_g2(points, 0, scalars)
@@ -261,23 +273,24 @@ impl StreamedGroup for G2 {
 /// Points per streamed chunk: a quarter of the free device memory left
 /// after 4 GiB for the MSM's own buffers, between 64 MiB and 2 GiB of
 /// points. Two chunks are on the device at a time.
-fn stream_chunk(point_bytes: usize) -> usize {
-    let free = free_memory(0).unwrap_or(0);
+fn stream_chunk(device: usize, point_bytes: usize) -> usize {
+    let free = free_memory(device).unwrap_or(0);
     let bytes = (free.saturating_sub(4 << 30) / 4).clamp(64 << 20, 2 << 30);
     bytes / point_bytes
 }
 
-/// Σ scalars[i]·points[i] on the GPU with the points in host memory: they
+/// Σ scalars[i]·points[i] on GPU `device` with the points in host memory: they
 /// go up in chunks, the next chunk's upload (a thread of its own, through
 /// the pinned staging buffers) overlapping the current chunk's MSM, and the
 /// chunks' sums are added here. Device memory: two chunks of points
 /// (`stream_chunk`) plus one chunk's MSM buffers.
-pub fn streamed_msm<P: StreamedGroup>(points: &[P::Affine], scalars: &[Fr]) -> Result<P> {
-    streamed_msm_in_chunks(points, scalars, stream_chunk(P::POINT_BYTES))
+pub fn streamed_msm<P: StreamedGroup>(device: usize, points: &[P::Affine], scalars: &[Fr]) -> Result<P> {
+    streamed_msm_in_chunks(device, points, scalars, stream_chunk(device, P::POINT_BYTES))
 }
 
 /// `streamed_msm` with chunks of `chunk` points.
 pub fn streamed_msm_in_chunks<P: StreamedGroup>(
+    device: usize,
     points: &[P::Affine],
     scalars: &[Fr],
     chunk: usize,
@@ -304,7 +317,7 @@ pub fn streamed_msm_in_chunks<P: StreamedGroup>(
     std::thread::scope(|scope| {
         let upload = |start: usize| {
             let part = &points[start..n.min(start + chunk)];
-            scope.spawn(move || P::upload(part))
+            scope.spawn(move || P::upload(device, part))
         };
         let mut next = Some(upload(0));
         let mut sum = P::identity();
@@ -320,4 +333,39 @@ pub fn streamed_msm_in_chunks<P: StreamedGroup>(
         }
         Ok(sum)
     })
+}
+
+/// The GPUs a job may use: bit d for GPU d; 0 means all of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceMask(pub u64);
+
+impl DeviceMask {
+    pub const ALL: DeviceMask = DeviceMask(0);
+
+    /// Only GPU `index` (supraseal's `gpu_index`); a negative index is any.
+    pub fn only(index: i64) -> Result<DeviceMask> {
+        match u32::try_from(index) {
+            Ok(i) if i < 64 => Ok(DeviceMask(1 << i)),
+            Ok(i) => Err(crate::error::Error::invalid(format!(
+                "GPU index {i} is out of range"
+            ))),
+            Err(_) => Ok(DeviceMask::ALL),
+        }
+    }
+
+    /// The present GPUs this mask allows, in order. An error when GPUs are
+    /// present and the mask names none of them.
+    pub fn devices(self) -> Result<Vec<usize>> {
+        let present = device_count().min(64);
+        let chosen: Vec<usize> = (0..present)
+            .filter(|&d| self.0 == 0 || (self.0 >> d) & 1 == 1)
+            .collect();
+        if chosen.is_empty() && present > 0 {
+            return Err(crate::error::Error::invalid(format!(
+                "the device mask {:#x} selects none of this machine's {present} GPU(s)",
+                self.0
+            )));
+        }
+        Ok(chosen)
+    }
 }

@@ -31,6 +31,7 @@ fn unsupported() -> Error {
 
 /// The H step on the GPU (unavailable in this build).
 pub fn quotient(
+    _device: usize,
     _domain: &Domain,
     _a: &[Fr],
     _b: &[Fr],
@@ -57,11 +58,11 @@ impl DevicePoints {
     }
 }
 
-pub fn upload_g1(_points: &[G1Affine]) -> Result<DevicePoints> {
+pub fn upload_g1(_device: usize, _points: &[G1Affine]) -> Result<DevicePoints> {
     Err(unsupported())
 }
 
-pub fn upload_g2(_points: &[G2Affine]) -> Result<DevicePoints> {
+pub fn upload_g2(_device: usize, _points: &[G2Affine]) -> Result<DevicePoints> {
     Err(unsupported())
 }
 
@@ -116,6 +117,7 @@ pub enum Scalars<'a> {
 }
 
 pub fn quotient_on_device(
+    _device: usize,
     _domain: &Domain,
     _a: &[Fr],
     _b: &[Fr],

@@ -153,6 +153,17 @@ fn physical_memory() -> usize {
         .unwrap_or(16 << 30)
 }
 
+/// The GPU for a job's circuits when they do not spread: the allowed GPUs
+/// in turn, so jobs in flight share them out (0 when none is allowed: the
+/// CPU backend ignores it).
+pub fn next_device(allowed: &[usize]) -> usize {
+    static TURN: AtomicU64 = AtomicU64::new(0);
+    if allowed.is_empty() {
+        return 0;
+    }
+    allowed[(TURN.fetch_add(1, Ordering::Relaxed) % allowed.len() as u64) as usize]
+}
+
 /// The lane of GPU `device`: held for one circuit's GPU stage.
 pub fn gpu_lane(device: usize) -> MutexGuard<'static, ()> {
     const LANES: usize = 64;

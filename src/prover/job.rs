@@ -10,6 +10,7 @@ use super::engine::{host_budget, Permit};
 use super::{check_call, prove_cancellable, Assignment, Witness};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::Fr;
+use crate::gpu::DeviceMask;
 use crate::params::Parameters;
 use crate::proof::Proof;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,20 +27,21 @@ impl Job {
     /// Checks the witnesses against the parameters and starts proving them
     /// in the background, first waiting while the host memory budget is
     /// full (or failing with `Busy` when `wait` is false). Errors here mean
-    /// nothing was started.
+    /// nothing was started. The circuits run on the GPUs `devices` allows.
     pub fn start(
         params: Arc<Parameters>,
         witnesses: Vec<Witness>,
         r: Vec<Fr>,
         s: Vec<Fr>,
         wait: bool,
+        devices: DeviceMask,
     ) -> Result<Job> {
         let permit = {
             let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
             check_call(&params, &assignments, &r, &s)?;
             host_budget().acquire(job_bytes(&params, &assignments), wait)?
         };
-        Job::start_admitted(params, witnesses, r, s, permit)
+        Job::start_admitted(params, witnesses, r, s, permit, devices)
     }
 
     /// `start` for a job already admitted by the budget (the C API takes
@@ -50,7 +52,9 @@ impl Job {
         r: Vec<Fr>,
         s: Vec<Fr>,
         permit: Permit,
+        devices: DeviceMask,
     ) -> Result<Job> {
+        devices.devices()?;
         let circuits = witnesses.len();
         let cancelled = Arc::new(AtomicBool::new(false));
         let (send, result) = sync_channel(1);
@@ -60,7 +64,7 @@ impl Job {
             .spawn(move || {
                 let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    prove_cancellable(&params, &assignments, &r, &s, &flag)
+                    prove_cancellable(&params, &assignments, &r, &s, &flag, devices)
                 }))
                 .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
                 // The memory goes back to the budget before the result is

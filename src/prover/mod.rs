@@ -33,26 +33,86 @@ use std::time::Instant;
 /// Proves every circuit with its own r and s (`r[i]`, `s[i]` for circuit i).
 /// Everything is checked before any work starts.
 pub fn prove(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<Vec<Proof>> {
-    prove_cancellable(params, circuits, r, s, &AtomicBool::new(false))
+    prove_cancellable(
+        params,
+        circuits,
+        r,
+        s,
+        &AtomicBool::new(false),
+        gpu::DeviceMask::ALL,
+    )
 }
 
-/// `prove`, giving up with `ErrorKind::Cancelled` soon after `cancelled`
-/// is set (it is looked at between circuits and between proving stages).
+/// `prove` on the GPUs `devices` allows, giving up with
+/// `ErrorKind::Cancelled` soon after `cancelled` is set (it is looked at
+/// between circuits and between proving stages).
+///
+/// With one GPU (or the CPU) the circuits are proved one after another.
+/// With several, each allowed GPU has a worker that takes the next circuit
+/// not yet started, so a job's circuits spread over the GPUs; each circuit
+/// holds only its own GPU's lane.
 pub fn prove_cancellable(
     params: &Parameters,
     circuits: &[Assignment],
     r: &[Fr],
     s: &[Fr],
     cancelled: &AtomicBool,
+    devices: gpu::DeviceMask,
 ) -> Result<Vec<Proof>> {
     check_call(params, circuits, r, s)?;
+    let allowed = devices.devices()?;
     let domain = Domain::new(params.domain_size().trailing_zeros())
         .ok_or_else(|| Error::invalid("domain larger than 2^32"))?;
-    circuits
-        .iter()
-        .enumerate()
-        .map(|(i, circuit)| prove_one(params, &domain, i, circuit, &r[i], &s[i], cancelled))
-        .collect()
+    let call = Call {
+        params,
+        domain: &domain,
+        cancelled,
+    };
+    let prove_on = |i: usize, device: usize| prove_one(&call, i, &circuits[i], &r[i], &s[i], device);
+    if allowed.len() <= 1 || circuits.len() == 1 {
+        let device = engine::next_device(&allowed);
+        return (0..circuits.len()).map(|i| prove_on(i, device)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Vec<std::sync::Mutex<Option<Result<Proof>>>> =
+        circuits.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for &device in allowed.iter().take(circuits.len()) {
+            let (next, failed, results, prove_on) = (&next, &failed, &results, &prove_on);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= circuits.len() || failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prove_on(i, device)))
+                    .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, job::panic_message(&*panic))));
+                if outcome.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+            });
+        }
+    });
+    // The first error in circuit order, else every proof.
+    results
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| {
+                    Err(Error::new(
+                        ErrorKind::Cancelled,
+                        "not proved: another circuit failed",
+                    ))
+                })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .try_fold(Vec::with_capacity(circuits.len()), |mut proofs, outcome| {
+            proofs.push(outcome?);
+            Ok(proofs)
+        })
 }
 
 fn check_cancelled(cancelled: &AtomicBool) -> Result<()> {
@@ -152,19 +212,30 @@ fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<Qu
 
 /// The five MSMs on the GPU with the points streamed from host memory (the
 /// parameters are not resident: too large for the GPU, or asked not to be).
-fn streamed_sums(params: &Parameters, w: &Assignment, sel: &DensitySelected, h: &[Fr]) -> Result<QuerySums> {
-    use gpu::streamed_msm;
+fn streamed_sums(
+    params: &Parameters,
+    device: usize,
+    w: &Assignment,
+    sel: &DensitySelected,
+    h: &[Fr],
+) -> Result<QuerySums> {
+    let g1 = |points: &[crate::ffi::blst::G1Affine], scalars: &[Fr]| {
+        gpu::streamed_msm::<G1>(device, points, scalars)
+    };
+    let g2 = |points: &[crate::ffi::blst::G2Affine], scalars: &[Fr]| {
+        gpu::streamed_msm::<G2>(device, points, scalars)
+    };
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let (a_inp, a_aux) = params.a.split_at(n_in);
     let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
     let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
     Ok(QuerySums {
-        h: streamed_msm::<G1>(&params.h, &h[..h.len().min(params.h.len())])?,
-        l: streamed_msm::<G1>(&params.l, w.aux)?,
-        a: streamed_msm::<G1>(a_inp, w.inputs)? + streamed_msm::<G1>(a_aux, &sel.a_aux)?,
-        b_g1: streamed_msm::<G1>(b1_inp, &sel.b_inp)? + streamed_msm::<G1>(b1_aux, &sel.b_aux)?,
-        b_g2: streamed_msm::<G2>(b2_inp, &sel.b_inp)? + streamed_msm::<G2>(b2_aux, &sel.b_aux)?,
+        h: g1(&params.h, &h[..h.len().min(params.h.len())])?,
+        l: g1(&params.l, w.aux)?,
+        a: g1(a_inp, w.inputs)? + g1(a_aux, &sel.a_aux)?,
+        b_g1: g1(b1_inp, &sel.b_inp)? + g1(b1_aux, &sel.b_aux)?,
+        b_g2: g2(b2_inp, &sel.b_inp)? + g2(b2_aux, &sel.b_aux)?,
     })
 }
 
@@ -239,16 +310,20 @@ fn select(scalars: &[Fr], density: &[u64]) -> Vec<Fr> {
 /// the density selections `sel` made beforehand on the CPU). `Ok(Err(h))`
 /// hands the MSMs back to the CPU (streamed MSMs out of device memory).
 fn gpu_stage(
-    params: &Parameters,
+    call: &Call,
     device: Option<&Arc<gpu::DeviceParams>>,
-    domain: &Domain,
     index: usize,
     w: &Assignment,
     sel: Option<&DensitySelected>,
-    cancelled: &AtomicBool,
+    gpu: usize,
 ) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let Call {
+        params,
+        domain,
+        cancelled,
+    } = *call;
     let queued = Instant::now();
-    let _lane = engine::gpu_lane(0);
+    let _lane = engine::gpu_lane(gpu);
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // A job freed while it queued for the GPU gives the lane straight back.
@@ -256,11 +331,11 @@ fn gpu_stage(
     // With the parameters' points on the GPU, h stays there for its MSM.
     let (h, t) = match device {
         Some(_) => {
-            let (h, t) = gpu::quotient_on_device(domain, w.a, w.b, w.c)?;
+            let (h, t) = gpu::quotient_on_device(gpu, domain, w.a, w.b, w.c)?;
             (HValues::Device(h), t)
         }
         None => {
-            let (h, t) = gpu::quotient(domain, w.a, w.b, w.c, true)?;
+            let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
             (HValues::Host(h), t)
         }
     };
@@ -275,7 +350,7 @@ fn gpu_stage(
     check_cancelled(cancelled)?;
     let sums = match (device, h, sel) {
         (Some(device), h, _) => gpu_sums(device, w, h)?,
-        (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, w, sel, &h) {
+        (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, gpu, w, sel, &h) {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 // Other work holds the GPU's memory: this circuit's MSMs
                 // are still owed, and the CPU can do them.
@@ -295,26 +370,31 @@ fn gpu_stage(
     Ok(Ok(sums))
 }
 
-fn prove_one(
-    params: &Parameters,
-    domain: &Domain,
-    index: usize,
-    w: &Assignment,
-    r: &Fr,
-    s: &Fr,
-    cancelled: &AtomicBool,
-) -> Result<Proof> {
+/// What every circuit of one call shares.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    params: &'a Parameters,
+    domain: &'a Domain,
+    cancelled: &'a AtomicBool,
+}
+
+fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usize) -> Result<Proof> {
+    let Call {
+        params,
+        domain,
+        cancelled,
+    } = *call;
     check_cancelled(cancelled)?;
     let started = Instant::now();
     let sums = if gpu::available() && gpu::handles_domain(domain.log_m) {
         // The parameters go to the GPU on first use (or stay on the host).
-        let device = params.device.get_or_upload(params);
+        let device = params.device.get_or_upload(params, gpu);
         // Streamed MSMs take their density selections from the CPU, made
         // before the lane so that they overlap another circuit's GPU stage.
         let sel = device.is_none().then(|| DensitySelected::of(w));
         engine::STATS.add(engine::Stage::CpuSelect, started.elapsed());
         check_cancelled(cancelled)?;
-        match gpu_stage(params, device, domain, index, w, sel.as_ref(), cancelled)? {
+        match gpu_stage(call, device, index, w, sel.as_ref(), gpu)? {
             Ok(sums) => sums,
             Err(h) => {
                 let cpu = Instant::now();

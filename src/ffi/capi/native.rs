@@ -14,7 +14,7 @@ use super::{catch, copy_last_error, guard, non_null, slice, write_out};
 use super::{C2P_PARAMS_ON_GPU_ALWAYS, C2P_PARAMS_ON_GPU_AUTO, C2P_PARAMS_ON_GPU_NEVER};
 use crate::error::Error;
 use crate::ffi::blst::Fr;
-use crate::gpu::Residency;
+use crate::gpu::{DeviceMask, Residency};
 use crate::params::{load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
 use crate::prover::engine::{default_host_budget, host_budget};
@@ -125,6 +125,10 @@ pub struct c2p_prove_options {
     /// When the host memory budget is full, fail with C2P_ERR_BUSY instead
     /// of waiting for jobs in flight to end.
     pub no_wait: bool,
+    /// The GPUs this job may use, bit d for GPU d; 0 means all. A job's
+    /// circuits spread over them. A mask naming no GPU of the machine is
+    /// C2P_ERR_INVALID_ARGUMENT; without GPUs it is ignored.
+    pub device_mask: u64,
 }
 
 pub(crate) static PARAMS: Registry<Arc<Parameters>> = Registry::new("c2p_params");
@@ -460,12 +464,14 @@ fn start(
     // Everything is checked before anything is copied or started, and the
     // budget admits the job before its copies are made.
     check_call(&params, &assignments, &r, &s)?;
+    let devices = DeviceMask(opts.device_mask);
+    devices.devices()?;
     let permit = host_budget().acquire(job_bytes(&params, &assignments), !opts.no_wait)?;
     let witnesses = assignments
         .iter()
         .map(|a| own(a, opts.canonical_scalars))
         .collect::<Result<Vec<_>, _>>()?;
-    Job::start_admitted(params, witnesses, r, s, permit)
+    Job::start_admitted(params, witnesses, r, s, permit, devices)
 }
 
 /// Starts proving `n_circuits` circuits and writes a job handle to `*out`.

@@ -18,6 +18,7 @@ use super::native::{borrow_assignments, c2p_assignment, c2p_fr, handle, own, pat
 use super::{catch, non_null, slice, write_out};
 use crate::error::{Error, ErrorKind};
 use crate::ffi::blst::Fr;
+use crate::gpu::DeviceMask;
 use crate::params::{evict_cached, load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
 use crate::prover::engine::host_budget;
@@ -202,7 +203,9 @@ fn start(
     r_s: *const c2p_fr,
     s_s: *const c2p_fr,
     srs: *const c2p_supraseal_srs,
+    gpu_index: c_int,
 ) -> Result<Job, Error> {
+    let devices = DeviceMask::only(i64::from(gpu_index))?;
     let params = srs_params(srs)?;
     let assignments: Vec<Assignment> = borrow_assignments(provers, n)?;
     let r = montgomery(r_s, n, "r_s")?;
@@ -214,7 +217,7 @@ fn start(
         .iter()
         .map(|a| own(a, false))
         .collect::<Result<Vec<_>, _>>()?;
-    Job::start_admitted(params, witnesses, r, s, permit)
+    Job::start_admitted(params, witnesses, r, s, permit, devices)
 }
 
 fn write_raw_proofs(job: Job, proofs: *mut c2p_supraseal_proof) -> Result<(), Error> {
@@ -241,12 +244,14 @@ pub extern "C" fn generate_groth16_proofs_c(
 ) -> c2p_supraseal_error {
     guard(|| {
         non_null(proofs, "proofs")?;
-        write_raw_proofs(start(provers, num_circuits, r_s, s_s, srs)?, proofs)
+        write_raw_proofs(start(provers, num_circuits, r_s, s_s, srs, -1)?, proofs)
     })
 }
 
-/// Curio's synchronous form with `gpu_mtx` (NULL or from `create_gpu_mutex`)
-/// and `gpu_index` (-1 for any); otherwise as `generate_groth16_proofs_c`.
+/// Curio's synchronous form with `gpu_mtx` (NULL or from `create_gpu_mutex`;
+/// not needed) and `gpu_index` (the GPU to use, -1 for any: a job's
+/// circuits then spread over all GPUs); otherwise as
+/// `generate_groth16_proofs_c`.
 #[no_mangle]
 pub extern "C" fn generate_groth16_proofs_curio_c(
     provers: *const c2p_assignment,
@@ -258,8 +263,11 @@ pub extern "C" fn generate_groth16_proofs_curio_c(
     gpu_mtx: *mut c_void,
     gpu_index: c_int,
 ) -> c2p_supraseal_error {
-    let _ = (gpu_mtx, gpu_index); // accepted for compatibility, not needed
-    generate_groth16_proofs_c(provers, num_circuits, r_s, s_s, proofs, srs)
+    let _ = gpu_mtx; // accepted for compatibility, not needed
+    guard(|| {
+        non_null(proofs, "proofs")?;
+        write_raw_proofs(start(provers, num_circuits, r_s, s_s, srs, gpu_index)?, proofs)
+    })
 }
 
 /// Curio's split API: starts proving and writes a pending handle to
@@ -276,10 +284,10 @@ pub extern "C" fn generate_groth16_proofs_start_c(
     gpu_index: c_int,
     pending_out: *mut *mut c_void,
 ) -> c2p_supraseal_error {
-    let _ = (gpu_mtx, gpu_index); // accepted for compatibility, not needed
+    let _ = gpu_mtx; // accepted for compatibility, not needed
     guard(|| {
         non_null(pending_out, "pending_out")?;
-        let job = start(provers, num_circuits, r_s, s_s, srs)?;
+        let job = start(provers, num_circuits, r_s, s_s, srs, gpu_index)?;
         write_out(pending_out, handle(PENDING.insert(job)));
         Ok(())
     })
