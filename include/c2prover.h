@@ -81,9 +81,6 @@
 
 
 
-// The GPUs a job may use: bit d for GPU d; 0 means all of them.
-struct DeviceMask;
-
 // A proving job started by `c2p_prove_start` (opaque).
 struct c2p_job;
 

@@ -106,7 +106,8 @@ impl PorepShape {
         let scale = (1u64 << log2) as f64 / (1u64 << 27) as f64;
         let inputs = PARTITION_INPUTS.min(1 << log2.saturating_sub(4)).max(2);
         // Room in the domain for the input constraints.
-        let constraints = ((PARTITION_CONSTRAINTS * scale) as usize).min((1 << log2) - inputs);
+        let constraints =
+            ((PARTITION_CONSTRAINTS * scale) as usize).min((1usize << log2).saturating_sub(inputs));
         let aux = ((PARTITION_AUX * scale) as usize).max(1);
         PorepShape {
             log2,
@@ -157,13 +158,15 @@ impl PorepShape {
     /// others are 0 or 1, and the a, b, c evaluations, depend on `seed`.
     pub fn witness(&self, mix: ValueMix, seed: u64) -> Witness {
         let other = 100.0 - mix.aux_zeros - mix.aux_ones;
+        // The draws of this witness, apart from the circuit's (seeds 1–3).
+        let draw = |stream: u64| (seed.wrapping_add(1) << 8) | stream;
         let aux: Vec<Fr> = (0..self.aux)
             .into_par_iter()
             .map(|i| {
                 if percent(i, 3) < other {
                     return full(i, seed ^ 0x5eed);
                 }
-                if percent(i, seed ^ 4) * (100.0 - other) / 100.0 < mix.aux_zeros {
+                if percent(i, draw(4)) * (100.0 - other) / 100.0 < mix.aux_zeros {
                     Fr::ZERO
                 } else {
                     Fr::ONE
@@ -171,17 +174,17 @@ impl PorepShape {
             })
             .collect();
         let inputs: Vec<Fr> = (0..self.inputs)
-            .map(|i| if i == 0 { Fr::ONE } else { full(i, seed ^ 5) })
+            .map(|i| if i == 0 { Fr::ONE } else { full(i, draw(5)) })
             .collect();
         let n = self.constraints + self.inputs;
         let evals = |zeros: f64, s: u64| -> Vec<Fr> {
             (0..n)
                 .into_par_iter()
                 .map(|i| {
-                    if percent(i, seed ^ s) < zeros {
+                    if percent(i, draw(s)) < zeros {
                         Fr::ZERO
                     } else {
-                        full(i, seed ^ s)
+                        full(i, draw(s))
                     }
                 })
                 .collect()

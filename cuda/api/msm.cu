@@ -340,14 +340,20 @@ extern "C" int c2p_cuda_points_upload(int device, int curve, const void* host, s
         C2P_CUDA_OK(cudaMalloc(&ptr, bytes ? bytes : 1));
         stream_t stream;
         cudaError_t err = stream.create();
-        if (err == cudaSuccess && bytes) {
+        // The staging buffers are taken piece by piece, so that an MSM's
+        // scalar upload can go between the pieces of a points upload running
+        // beside it (streamed points upload the next chunk during an MSM).
+        const size_t piece = 4 * c2p::host::STAGE_BYTES;
+        for (size_t off = 0; err == cudaSuccess && off < bytes; off += piece) {
             c2p::host::staging_t* st = nullptr;
             std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
             err = c2p::host::staging_buffers(device, &st);
             int slot = 0;
-            if (err == cudaSuccess) err = c2p::host::staged_upload(ptr, host, bytes, *st, slot, stream.s);
-            if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
+            if (err == cudaSuccess)
+                err = c2p::host::staged_upload(static_cast<char*>(ptr) + off, static_cast<const char*>(host) + off,
+                                               std::min(piece, bytes - off), *st, slot, stream.s);
         }
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
         if (err != cudaSuccess) {
             cudaFree(ptr);
             C2P_CUDA_OK(err);

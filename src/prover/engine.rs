@@ -27,6 +27,10 @@ struct BudgetState {
     limit: usize,
     used: usize,
     jobs: usize,
+    /// Waiting starts are admitted in arrival order: the next ticket to
+    /// hand out, and the ticket whose turn it is.
+    next_ticket: u64,
+    turn: u64,
 }
 
 /// A job's share of the budget, returned on drop.
@@ -42,6 +46,8 @@ impl Budget {
                 limit,
                 used: 0,
                 jobs: 0,
+                next_ticket: 0,
+                turn: 0,
             }),
             freed: Condvar::new(),
         }
@@ -53,16 +59,28 @@ impl Budget {
     }
 
     /// Takes `bytes` of the budget, waiting for other jobs to end while it
-    /// is full, or failing with `Busy` when `wait` is false. A job larger
-    /// than the whole budget runs alone (it waits until nothing else is in
-    /// flight), so no job is refused forever.
+    /// is full, or failing with `Busy` when `wait` is false. Waiting starts
+    /// are admitted in the order they arrived (a later, smaller job does not
+    /// overtake), and a job larger than the whole budget runs alone (it
+    /// waits until nothing else is in flight), so none waits forever.
     pub fn acquire(&'static self, bytes: usize, wait: bool) -> Result<Permit> {
         let mut state = self.lock();
+        let fits = |s: &BudgetState| s.used.saturating_add(bytes) <= s.limit || s.jobs == 0;
+        let nobody_waiting = state.turn == state.next_ticket;
+        if nobody_waiting && fits(&state) {
+            state.used += bytes;
+            state.jobs += 1;
+            return Ok(Permit { budget: self, bytes });
+        }
+        let ticket = state.next_ticket;
         loop {
-            let fits = state.used.saturating_add(bytes) <= state.limit || state.jobs == 0;
-            if fits {
+            if state.turn == ticket && fits(&state) {
+                state.turn += 1;
                 state.used += bytes;
                 state.jobs += 1;
+                drop(state);
+                // The next waiter may fit too.
+                self.freed.notify_all();
                 return Ok(Permit { budget: self, bytes });
             }
             if !wait {
@@ -76,6 +94,9 @@ impl Budget {
                         bytes >> 20
                     ),
                 ));
+            }
+            if state.next_ticket == ticket {
+                state.next_ticket += 1; // in the queue from now on
             }
             state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
@@ -181,7 +202,9 @@ pub struct Stats {
 /// A stage of one circuit's proof.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
-    /// Selecting the density-masked witness scalars (CPU, before the GPU).
+    /// Before the GPU lane: the parameters' upload on a GPU's first proof,
+    /// and, when the points stream, selecting the density-masked witness
+    /// scalars on the CPU (resident points need no selection here).
     CpuSelect,
     /// Waiting for the GPU's lane (another circuit's GPU stage).
     LaneWait,
@@ -289,6 +312,35 @@ mod tests {
         let small = budget.acquire(5, false).unwrap();
         assert_eq!(budget.acquire(1000, false).err().unwrap().kind, ErrorKind::Busy);
         drop(small);
+    }
+
+    #[test]
+    fn waiters_are_admitted_in_arrival_order() {
+        let budget = leaked(100);
+        let held = budget.acquire(100, false).unwrap();
+        // A large job queues first, then a small one that would fit sooner.
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (o1, o2) = (order.clone(), order.clone());
+        let large = std::thread::spawn(move || {
+            let p = budget.acquire(90, true).unwrap();
+            o1.lock().unwrap().push("large");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(p);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let small = std::thread::spawn(move || {
+            let p = budget.acquire(5, true).unwrap();
+            o2.lock().unwrap().push("small");
+            drop(p);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // No new start overtakes the queue either.
+        assert_eq!(budget.acquire(1, false).err().unwrap().kind, ErrorKind::Busy);
+        drop(held);
+        large.join().unwrap();
+        small.join().unwrap();
+        assert_eq!(*order.lock().unwrap(), vec!["large", "small"]);
+        assert_eq!(budget.in_use(), (0, 0));
     }
 
     #[test]

@@ -39,7 +39,8 @@ impl Job {
         let permit = {
             let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
             check_call(&params, &assignments, &r, &s)?;
-            host_budget().acquire(job_bytes(&params, &assignments), wait)?
+            let parallel = devices.devices()?.len();
+            host_budget().acquire(job_bytes(&params, &assignments, parallel), wait)?
         };
         Job::start_admitted(params, witnesses, r, s, permit, devices)
     }
@@ -116,10 +117,10 @@ impl Drop for Job {
 }
 
 /// Host bytes a job holds while it runs: its copies of the witnesses, and
-/// the working set of the circuit in flight (the H step's three domain
+/// the working set of each circuit in flight (the H step's three domain
 /// vectors on the CPU, or h and the density-selected scalars beside the
-/// GPU).
-pub fn job_bytes(params: &Parameters, circuits: &[Assignment]) -> usize {
+/// GPU) — one per GPU the job may use at once (`gpus`, at least one).
+pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
     let fr = std::mem::size_of::<Fr>();
     let witnesses: usize = circuits
         .iter()
@@ -129,7 +130,7 @@ pub fn job_bytes(params: &Parameters, circuits: &[Assignment]) -> usize {
         })
         .sum();
     let working = 3 * params.domain_size() * fr + 2 * (params.num_inputs() + params.num_aux()) * fr;
-    witnesses + working
+    witnesses + working * gpus.clamp(1, circuits.len().max(1))
 }
 
 /// The text of a panic payload (a `&str` or a `String`; anything else is

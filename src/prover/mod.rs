@@ -387,8 +387,13 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
     check_cancelled(cancelled)?;
     let started = Instant::now();
     let sums = if gpu::available() && gpu::handles_domain(domain.log_m) {
-        // The parameters go to the GPU on first use (or stay on the host).
-        let device = params.device.get_or_upload(params, gpu);
+        // The parameters go to the GPU on first use (or stay on the host),
+        // inside the lane: the decision reads the GPU's free memory, which
+        // another circuit's GPU stage would be using.
+        let device = {
+            let _lane = engine::gpu_lane(gpu);
+            params.device.get_or_upload(params, gpu)
+        };
         // Streamed MSMs take their density selections from the CPU, made
         // before the lane so that they overlap another circuit's GPU stage.
         let sel = device.is_none().then(|| DensitySelected::of(w));

@@ -465,8 +465,8 @@ fn start(
     // budget admits the job before its copies are made.
     check_call(&params, &assignments, &r, &s)?;
     let devices = DeviceMask(opts.device_mask);
-    devices.devices()?;
-    let permit = host_budget().acquire(job_bytes(&params, &assignments), !opts.no_wait)?;
+    let parallel = devices.devices()?.len();
+    let permit = host_budget().acquire(job_bytes(&params, &assignments, parallel), !opts.no_wait)?;
     let witnesses = assignments
         .iter()
         .map(|a| own(a, opts.canonical_scalars))

@@ -212,7 +212,8 @@ fn start(
     let s = montgomery(s_s, n, "s_s")?;
     check_call(&params, &assignments, &r, &s)?;
     // supraseal's calls block; so does this one while the budget is full.
-    let permit = host_budget().acquire(job_bytes(&params, &assignments), true)?;
+    let parallel = devices.devices()?.len();
+    let permit = host_budget().acquire(job_bytes(&params, &assignments, parallel), true)?;
     let witnesses = assignments
         .iter()
         .map(|a| own(a, false))
