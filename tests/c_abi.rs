@@ -828,52 +828,35 @@ fn supraseal_symbols_match_the_native_api() {
     assert_eq!(raw3, raw);
 
     // Errors: a size mismatch is an error (supraseal asserts), a failed start
-    // hands out nothing, destroy of a started proof cancels it.
+    // hands out nothing, destroy of a started proof cancels it, and a GPU
+    // index no machine has is an error (supraseal would index past its GPU
+    // list).
+    let mut start = |circuits: &[c2p_assignment], gpu_index: i32| {
+        let mut pending = null_mut();
+        let err = generate_groth16_proofs_start_c(
+            circuits.as_ptr(),
+            3,
+            r_fr.as_ptr().cast(),
+            s_fr.as_ptr().cast(),
+            &mut srs,
+            null_mut(),
+            gpu_index,
+            &mut pending,
+        );
+        (err, pending)
+    };
     let mut bad = circuits.clone();
     bad[1].b_aux_popcount += 1;
-    let mut pending = null_mut();
-    let err = generate_groth16_proofs_start_c(
-        bad.as_ptr(),
-        3,
-        r_fr.as_ptr().cast(),
-        s_fr.as_ptr().cast(),
-        &mut srs,
-        null_mut(),
-        -1,
-        &mut pending,
-    );
-    assert_eq!(err.code, libc::EINVAL);
-    assert!(pending.is_null());
-    c2p_supraseal_error_free(err.message);
-    let err = generate_groth16_proofs_start_c(
-        circuits.as_ptr(),
-        3,
-        r_fr.as_ptr().cast(),
-        s_fr.as_ptr().cast(),
-        &mut srs,
-        null_mut(),
-        -1,
-        &mut pending,
-    );
+    for (input, gpu_index) in [(&bad, -1), (&circuits, 64)] {
+        let (err, pending) = start(input, gpu_index);
+        assert_eq!(err.code, libc::EINVAL, "gpu_index {gpu_index}");
+        assert!(pending.is_null());
+        c2p_supraseal_error_free(err.message);
+    }
+    let (err, pending) = start(&circuits, -1);
     assert_eq!(err.code, 0);
     destroy_pending_proof(pending);
     destroy_pending_proof(pending); // unknown now: ignored
-                                    // A GPU index no machine has is an error (supraseal would index past
-                                    // its GPU list).
-    let mut pending = null_mut();
-    let err = generate_groth16_proofs_start_c(
-        circuits.as_ptr(),
-        3,
-        r_fr.as_ptr().cast(),
-        s_fr.as_ptr().cast(),
-        &mut srs,
-        null_mut(),
-        64,
-        &mut pending,
-    );
-    assert_eq!(err.code, libc::EINVAL);
-    assert!(pending.is_null());
-    c2p_supraseal_error_free(err.message);
 
     let missing = c_path(&f.path.with_extension("nope"));
     let mut none = c2p_supraseal_srs { ptr: null_mut() };

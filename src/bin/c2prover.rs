@@ -450,7 +450,7 @@ fn bench_round(
             t
         );
     }
-    let median = median_of(&times);
+    let median = median(times.clone());
     let per_circuit = median / (n * jobs) as f64;
     // What ran: the GPU takes H and the MSMs when present, over resident
     // points when the parameters went to its memory, streamed otherwise.
@@ -482,15 +482,9 @@ fn bench_round(
     Ok(())
 }
 
-fn median_of(times: &[f64]) -> f64 {
-    let mut sorted = times.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
-}
-
 /// The stage snapshot of the run whose time is the median.
 fn median_run<'a, T>(times: &[f64], stages: &'a [T]) -> Option<&'a T> {
-    let median = median_of(times);
+    let median = median(times.to_vec());
     let i = times.iter().position(|&t| t == median)?;
     stages.get(i)
 }
@@ -570,7 +564,7 @@ fn random_evals(n: usize, zeros: u32, seed: u64) -> Vec<Fr> {
     out
 }
 
-#[cfg(feature = "cuda")]
+/// The median of timings (the upper one of an even count).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)

@@ -202,14 +202,15 @@ pub struct Stats {
 /// A stage of one circuit's proof.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
-    /// Before the GPU lane: the parameters' upload on a GPU's first proof,
-    /// and, when the points stream, selecting the density-masked witness
+    /// The parameters' upload on a GPU's first proof (with the wait for
+    /// that GPU's lane it needs); near zero afterwards.
+    ParamsUpload,
+    /// When the points stream: selecting the density-masked witness
     /// scalars on the CPU (resident points need no selection here).
     CpuSelect,
     /// Waiting for the GPU's lane (another circuit's GPU stage).
     LaneWait,
-    /// The H step on the GPU (upload of a, b, c, the NTTs), and the
-    /// parameters' upload on their first use.
+    /// The H step on the GPU (upload of a, b, c, the NTTs).
     GpuH,
     /// The five MSMs on the GPU.
     GpuMsm,
@@ -222,8 +223,9 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 7;
+    const COUNT: usize = 8;
     pub const ALL: [Stage; Stage::COUNT] = [
+        Stage::ParamsUpload,
         Stage::CpuSelect,
         Stage::LaneWait,
         Stage::GpuH,

@@ -394,10 +394,12 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
             let _lane = engine::gpu_lane(gpu);
             params.device.get_or_upload(params, gpu)
         };
+        let selecting = Instant::now();
+        engine::STATS.add(engine::Stage::ParamsUpload, selecting - started);
         // Streamed MSMs take their density selections from the CPU, made
         // before the lane so that they overlap another circuit's GPU stage.
         let sel = device.is_none().then(|| DensitySelected::of(w));
-        engine::STATS.add(engine::Stage::CpuSelect, started.elapsed());
+        engine::STATS.add(engine::Stage::CpuSelect, selecting.elapsed());
         check_cancelled(cancelled)?;
         match gpu_stage(call, device, index, w, sel.as_ref(), gpu)? {
             Ok(sums) => sums,
