@@ -6,6 +6,13 @@
 //! computations; `ffi` is the only place with `unsafe` besides `gpu` (blst,
 //! mmap, and the C ABI); `proof` and `verify` are the output side.
 
+// supraseal's crate exports the C symbols `supraseal-abi` defines here; one
+// binary cannot hold both (and must not call ours thinking it calls theirs).
+#[cfg(all(feature = "supraseal-abi", feature = "bench-supraseal"))]
+compile_error!(
+    "build `bench-supraseal` with --no-default-features: supraseal-abi's C symbols clash with supraseal's"
+);
+
 pub mod cpu;
 pub mod error;
 pub mod ffi;
@@ -23,7 +30,7 @@ pub use ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
 pub use gpu::Residency;
 pub use params::{LoadOptions, Parameters, VerifyingKey};
 pub use proof::Proof;
-pub use prover::{prove, random_r_s, Assignment, Density, Witness};
+pub use prover::{prove, prove_on_cpu, random_r_s, Assignment, Density, Witness};
 pub use verify::verify;
 
 /// The crate version, as reported by `c2prover info` and the C ABI.

@@ -215,3 +215,18 @@ fn cache_shares_loads_and_notices_replaced_files() {
     std::fs::write(&path, &bytes).unwrap();
     assert_eq!(*load_cached(&path, &LoadOptions::default()).unwrap(), params);
 }
+
+/// Sections longer than a write block (2^16 points) and than one parallel
+/// group of blocks are written whole and in order.
+#[test]
+fn long_sections_are_written_in_order() {
+    let params = c2prover::shaped::PorepShape::scaled(18).parameters(3);
+    assert!(
+        params.h.len() > 1 << 17,
+        "the h section spans several groups of blocks"
+    );
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).unwrap();
+    let loaded = Parameters::decode(&bytes, &LoadOptions::default()).unwrap();
+    assert_eq!(loaded, params);
+}

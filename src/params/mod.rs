@@ -125,6 +125,8 @@ impl Parameters {
     }
 
     /// Writes the parameters in bellperson's `Parameters::write` format.
+    /// Points are encoded in parallel, a block at a time, and written in
+    /// order (a 2^27 PoRep file has ~0.5 G points).
     pub fn write<W: Write>(&self, mut w: W) -> std::io::Result<()> {
         let vk = &self.vk;
         w.write_all(&vk.alpha_g1.to_uncompressed())?;
@@ -134,16 +136,9 @@ impl Parameters {
         w.write_all(&vk.delta_g1.to_uncompressed())?;
         w.write_all(&vk.delta_g2.to_uncompressed())?;
         for section in [&vk.ic, &self.h, &self.l, &self.a, &self.b_g1] {
-            write_count(&mut w, section.len())?;
-            for p in section {
-                w.write_all(&p.to_uncompressed())?;
-            }
+            write_section(&mut w, section, |p| p.to_uncompressed())?;
         }
-        write_count(&mut w, self.b_g2.len())?;
-        for p in &self.b_g2 {
-            w.write_all(&p.to_uncompressed())?;
-        }
-        Ok(())
+        write_section(&mut w, &self.b_g2, |p| p.to_uncompressed())
     }
 
     /// The NTT domain size (a power of two): one more than the h points.
@@ -166,6 +161,32 @@ impl Parameters {
         let g2 = self.b_g2.len() + 3;
         g1 * std::mem::size_of::<G1Affine>() + g2 * std::mem::size_of::<G2Affine>()
     }
+}
+
+/// A section: its big-endian count, then every point's encoding.
+fn write_section<W, P, const B: usize>(
+    w: &mut W,
+    points: &[P],
+    encode: impl Fn(&P) -> [u8; B] + Sync,
+) -> std::io::Result<()>
+where
+    W: Write,
+    P: Sync,
+{
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 16;
+    write_count(w, points.len())?;
+    let mut encoded = Vec::new();
+    for group in points.chunks(BLOCK * rayon::current_num_threads().max(1)) {
+        group
+            .par_chunks(BLOCK)
+            .map(|block| block.iter().flat_map(&encode).collect::<Vec<u8>>())
+            .collect_into_vec(&mut encoded);
+        for bytes in &encoded {
+            w.write_all(bytes)?;
+        }
+    }
+    Ok(())
 }
 
 fn write_count<W: Write>(w: &mut W, count: usize) -> std::io::Result<()> {

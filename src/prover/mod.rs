@@ -67,6 +67,7 @@ pub fn prove_cancellable(
         params,
         domain: &domain,
         cancelled,
+        on_gpu: true,
     };
     let prove_on = |i: usize, device: usize| prove_one(&call, i, &circuits[i], &r[i], &s[i], device);
     if allowed.len() <= 1 || circuits.len() == 1 {
@@ -121,6 +122,23 @@ fn check_cancelled(cancelled: &AtomicBool) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// `prove` on the CPU backend whatever GPUs are present: the reference
+/// the GPU path is checked against at sizes bellperson takes too long for.
+pub fn prove_on_cpu(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<Vec<Proof>> {
+    check_call(params, circuits, r, s)?;
+    let domain = Domain::new(params.domain_size().trailing_zeros())
+        .ok_or_else(|| Error::invalid("domain larger than 2^32"))?;
+    let call = Call {
+        params,
+        domain: &domain,
+        cancelled: &AtomicBool::new(false),
+        on_gpu: false,
+    };
+    (0..circuits.len())
+        .map(|i| prove_one(&call, i, &circuits[i], &r[i], &s[i], 0))
+        .collect()
 }
 
 /// Draws r and s for `n` circuits from the operating system's RNG.
@@ -321,6 +339,7 @@ fn gpu_stage(
         params,
         domain,
         cancelled,
+        ..
     } = *call;
     let queued = Instant::now();
     let _lane = engine::gpu_lane(gpu);
@@ -376,6 +395,8 @@ struct Call<'a> {
     params: &'a Parameters,
     domain: &'a Domain,
     cancelled: &'a AtomicBool,
+    /// Whether the GPU may take the circuit (when one is present).
+    on_gpu: bool,
 }
 
 fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usize) -> Result<Proof> {
@@ -383,10 +404,11 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
         params,
         domain,
         cancelled,
+        on_gpu,
     } = *call;
     check_cancelled(cancelled)?;
     let started = Instant::now();
-    let sums = if gpu::available() && gpu::handles_domain(domain.log_m) {
+    let sums = if on_gpu && gpu::available() && gpu::handles_domain(domain.log_m) {
         // The parameters go to the GPU on first use (or stay on the host),
         // inside the lane: the decision reads the GPU's free memory, which
         // another circuit's GPU stage would be using.

@@ -1,6 +1,9 @@
 //! The `c2prover` command: prove, verify, inspect parameters, write
 //! synthetic parameters and witnesses, and benchmark.
 
+#[cfg(feature = "bench-supraseal")]
+mod bench_supraseal;
+
 use c2prover::params::format::Layout;
 use c2prover::shaped::{PorepShape, ValueMix};
 use c2prover::synthetic::Circuit;
@@ -158,6 +161,36 @@ struct BenchArgs {
     /// With --porep: percent of aux values that are 1.
     #[arg(long, default_value_t = 47.17)]
     aux_ones: f64,
+    /// Also prove the first circuit on the CPU backend and check that the
+    /// proof is the same (minutes at 2^26 and up).
+    #[arg(long)]
+    check_cpu: bool,
+    /// Also run supraseal's prover on the same parameters
+    /// (written to this file first), witnesses, r and s, and compare.
+    #[cfg(feature = "bench-supraseal")]
+    #[arg(long)]
+    supraseal_params: Option<PathBuf>,
+    /// Circuits per supraseal call, a comma-separated list (at most the
+    /// largest of --circuits).
+    #[cfg(feature = "bench-supraseal")]
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize])]
+    supraseal_circuits: Vec<usize>,
+    /// Run supraseal without our GPU rounds before it in the process (the
+    /// proofs it is compared with come from our CPU backend).
+    #[cfg(feature = "bench-supraseal")]
+    #[arg(long)]
+    supraseal_alone: bool,
+}
+
+/// Whether our rounds are left out (`--supraseal-alone`).
+fn supraseal_alone(args: &BenchArgs) -> bool {
+    #[cfg(feature = "bench-supraseal")]
+    return args.supraseal_alone;
+    #[cfg(not(feature = "bench-supraseal"))]
+    return {
+        let _ = args;
+        false
+    };
 }
 
 fn main() -> ExitCode {
@@ -387,10 +420,21 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
     } else {
         synthetic(args.log2, most, 1)?
     };
+    // One r and s per circuit for every round, so that any round's proofs
+    // can be compared with another prover's.
+    let (r, s) = c2prover::random_r_s(most);
     let peak_device = DevicePeak::start(device_free_at_start);
-    for &n in &args.circuits {
+    let mut rounds = Vec::new();
+    for &n in args.circuits.iter().filter(|_| !supraseal_alone(&args)) {
         for &jobs in &args.jobs {
-            bench_round(&args, &params, &witnesses, n.max(1), jobs.max(1))?;
+            rounds.push(bench_round(
+                &args,
+                &params,
+                &witnesses,
+                (&r, &s),
+                n.max(1),
+                jobs.max(1),
+            )?);
         }
     }
     println!(
@@ -400,7 +444,93 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
         human(params.device.bytes() as u64),
         peak_device.finish().map_or("n/a (no GPU)".into(), human),
     );
+    // The proofs of the round with the most circuits (ties: the last).
+    let ours = rounds.iter().max_by_key(|round| round.proofs.len());
+    if args.check_cpu {
+        if let Some(round) = ours {
+            check_on_cpu(&params, &witnesses[0], (&r[0], &s[0]), &round.proofs[0])?;
+        }
+    }
+    #[cfg(feature = "bench-supraseal")]
+    if let Some(path) = &args.supraseal_params {
+        // supraseal takes every circuit's density bitmaps from the first:
+        // several circuits per call need the PoRep mode's shared witness.
+        if !args.porep && args.supraseal_circuits.iter().any(|&n| n > 1) {
+            return Err(Error::invalid(
+                "--supraseal-circuits above 1 needs --porep (circuits sharing one witness)",
+            ));
+        }
+        let cpu_proofs;
+        let ours = match ours {
+            Some(round) => &round.proofs,
+            None => {
+                let n = args
+                    .supraseal_circuits
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(1)
+                    .min(most);
+                let assignments: Vec<_> = (0..n)
+                    .map(|i| witnesses[i % witnesses.len()].as_assignment())
+                    .collect();
+                cpu_proofs = step("our proofs for the comparison, on the CPU backend", || {
+                    c2prover::prove_on_cpu(&params, &assignments, &r[..n], &s[..n])
+                })?;
+                &cpu_proofs
+            }
+        };
+        step(&format!("writing the parameters to {}", path.display()), || {
+            let file = std::fs::File::create(path)?;
+            params.write(std::io::BufWriter::with_capacity(64 << 20, file))
+        })
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        // Our parameters leave both memories before supraseal loads its own.
+        drop(params);
+        bench_supraseal::compare(
+            path,
+            &witnesses[0],
+            &args.supraseal_circuits,
+            args.runs,
+            (&r, &s),
+            &rounds,
+            ours,
+        )?;
+    }
     Ok(())
+}
+
+/// One `bench_round`'s outcome: what a comparison with another prover needs.
+#[cfg_attr(not(feature = "bench-supraseal"), allow(dead_code))]
+struct Round {
+    circuits: usize,
+    jobs: usize,
+    per_circuit: f64,
+    /// The last run's proofs of its first call.
+    proofs: Vec<Proof>,
+}
+
+/// Proves the first circuit on the CPU backend and checks it against the
+/// GPU's proof made with the same r and s.
+fn check_on_cpu(
+    params: &Parameters,
+    witness: &Witness,
+    (r, s): (&Fr, &Fr),
+    gpu_proof: &Proof,
+) -> Result<(), Error> {
+    let cpu = step("proving the first circuit on the CPU backend", || {
+        c2prover::prove_on_cpu(params, &[witness.as_assignment()], &[*r], &[*s])
+    })?;
+    if cpu[0] == *gpu_proof {
+        println!("CPU check: the CPU backend's proof equals the GPU's, byte for byte");
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "CPU check FAILED: the CPU backend's proof {} differs from the GPU's {}",
+            hex(&cpu[0].to_compressed()),
+            hex(&gpu_proof.to_compressed())
+        )))
+    }
 }
 
 /// `jobs` calls of `n` circuits each at once, `args.runs` times after a
@@ -409,15 +539,17 @@ fn bench_round(
     args: &BenchArgs,
     params: &Parameters,
     witnesses: &[Witness],
+    (r, s): (&[Fr], &[Fr]),
     n: usize,
     jobs: usize,
-) -> Result<(), Error> {
+) -> Result<Round, Error> {
     use c2prover::prover::engine::STATS;
     // Every call proves n circuits; PoRep-shaped calls repeat one witness.
     let assignments: Vec<_> = (0..n)
         .map(|i| witnesses[i % witnesses.len()].as_assignment())
         .collect();
-    let (r, s) = c2prover::random_r_s(n);
+    let (r, s) = (&r[..n], &s[..n]);
+    let mut proofs = Vec::new();
     let mut times = Vec::new();
     let mut stages = Vec::new();
     for run in 0..=args.runs {
@@ -425,7 +557,7 @@ fn bench_round(
         let started = Instant::now();
         std::thread::scope(|scope| {
             let calls: Vec<_> = (0..jobs)
-                .map(|_| scope.spawn(|| c2prover::prove(params, &assignments, &r, &s)))
+                .map(|_| scope.spawn(|| c2prover::prove(params, &assignments, r, s)))
                 .collect();
             calls
                 .into_iter()
@@ -434,7 +566,8 @@ fn bench_round(
                         .unwrap_or_else(|_| Err(Error::invalid("a proving thread panicked")))
                 })
                 .collect::<Result<Vec<_>, _>>()
-        })?;
+        })
+        .map(|mut calls| proofs = calls.swap_remove(0))?;
         let t = started.elapsed().as_secs_f64();
         if run > 0 {
             times.push(t);
@@ -479,7 +612,12 @@ fn bench_round(
             .collect();
         println!("stages per circuit: {}", per.join(", "));
     }
-    Ok(())
+    Ok(Round {
+        circuits: n,
+        jobs,
+        per_circuit,
+        proofs,
+    })
 }
 
 /// The stage snapshot of the run whose time is the median.
