@@ -18,6 +18,7 @@ pub mod error;
 pub mod ffi;
 pub mod gpu;
 pub mod params;
+pub mod procfs;
 pub mod proof;
 pub mod prover;
 pub mod shaped;

@@ -108,10 +108,7 @@ fn a_full_budget_waits_or_is_busy() {
 
 /// Resident set size in bytes, from /proc (Linux).
 fn rss() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib << 10)
+    c2prover::procfs::resident().map(|bytes| bytes as usize)
 }
 
 #[test]

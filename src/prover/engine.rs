@@ -164,14 +164,7 @@ pub fn parse_bytes(text: &str) -> Option<usize> {
 
 /// Physical memory in bytes (16 GiB when the system does not say).
 fn physical_memory() -> usize {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|info| {
-            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib << 10)
-        })
-        .unwrap_or(16 << 30)
+    crate::procfs::total_memory().map_or(16 << 30, |bytes| bytes as usize)
 }
 
 /// The GPU for a job's circuits when they do not spread: the allowed GPUs

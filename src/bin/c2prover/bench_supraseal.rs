@@ -149,7 +149,7 @@ pub fn compare(
 /// Starts the process's peak resident set (VmHWM) again from its current
 /// size, so supraseal's peak is not ours (Linux: `5` to clear_refs).
 fn reset_peak_rss() {
-    if let Err(e) = std::fs::write("/proc/self/clear_refs", "5") {
+    if let Err(e) = c2prover::procfs::reset_peak_resident() {
         log::warn!("could not reset the peak RSS ({e}): supraseal's peak includes ours");
     }
 }

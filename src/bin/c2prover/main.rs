@@ -629,13 +629,7 @@ fn median_run<'a, T>(times: &[f64], stages: &'a [T]) -> Option<&'a T> {
 
 /// The process's peak resident set (VmHWM), 0 where /proc has none.
 fn peak_rss() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib << 10)
+    c2prover::procfs::peak_resident().unwrap_or(0)
 }
 
 fn gpu_free() -> Option<usize> {
