@@ -13,7 +13,19 @@ if [ -n "${CUDA_HOME:-}" ]; then
 fi
 # sppark builds sm_80 SASS and compute_80 PTX; add the H200's own SASS.
 export NVCC_APPEND_FLAGS="${NVCC_APPEND_FLAGS:--gencode arch=compute_90,code=sm_90}"
+# No debug info: with the release profile's `debug = 1`, the cc crate hands
+# nvcc `-G` for supraseal's CUDA (our build.rs turns that off for ours), and
+# device-debug kernels run so slowly that supraseal's first call seemed to
+# hang on the H200.
+export CARGO_PROFILE_RELEASE_DEBUG=false
 cargo build --release --no-default-features --features bench-supraseal --bin c2prover
+# Refuse a binary whose supraseal kernels were built for debugging (the
+# PTX of `-G` code carries ptxas's --dont-merge-basicblocks).
+lib=$(ls -t target/release/build/supraseal-c2-*/out/libgroth16_cuda.a | head -1)
+if grep -a -q -- '--dont-merge-basicblocks' "$lib"; then
+    echo "supraseal's CUDA in $lib was compiled with -G (device debug): not a benchmark build" >&2
+    exit 1
+fi
 mkdir -p .device-sup
 cp target/release/c2prover .device-sup/c2prover-supraseal
 strip .device-sup/c2prover-supraseal
