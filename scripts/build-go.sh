@@ -23,4 +23,4 @@ PC
 mkdir -p go/testdata
 target/release/c2prover gen-srs --log2 10 --circuits 3 \
     --params-out go/testdata/small.params --witness-out go/testdata/small.wit >/dev/null
-echo "go/c2prover.pc and go/testdata written; now: cd go && go test ./..."
+echo "go/c2prover.pc and go/testdata written; now: cd go && go test ./... (add -a after switching C2P_FEATURES: Go does not see the library change)"
