@@ -207,6 +207,14 @@ pub enum Stage {
     GpuH,
     /// The five MSMs on the GPU.
     GpuMsm,
+    /// Parts of GpuMsm with resident points, one per query: H (dense, the
+    /// domain's size), L (the aux values), A, B in G1 and B in G2 (inputs
+    /// and density-masked aux values each).
+    MsmH,
+    MsmL,
+    MsmA,
+    MsmBG1,
+    MsmBG2,
     /// The H step on the CPU backend.
     CpuH,
     /// MSMs on the CPU (the CPU backend, or a GPU short of memory).
@@ -216,13 +224,18 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 8;
+    const COUNT: usize = 13;
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::ParamsUpload,
         Stage::CpuSelect,
         Stage::LaneWait,
         Stage::GpuH,
         Stage::GpuMsm,
+        Stage::MsmH,
+        Stage::MsmL,
+        Stage::MsmA,
+        Stage::MsmBG1,
+        Stage::MsmBG2,
         Stage::CpuH,
         Stage::CpuMsm,
         Stage::Assembly,

@@ -208,23 +208,37 @@ impl DensitySelected {
 /// applies the density bitmaps to the aux vector itself, so the CPU selects
 /// nothing but the few inputs of B.
 fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<QuerySums> {
+    use engine::Stage;
+    // Each query's MSMs, timed as a stage of their own.
+    fn timed<T>(stage: Stage, msm: impl FnOnce() -> Result<T>) -> Result<T> {
+        let started = Instant::now();
+        let sum = msm()?;
+        engine::STATS.add(stage, started.elapsed());
+        Ok(sum)
+    }
     // h first: a device h is consumed by its MSM and freed before the rest.
-    let h = match h {
-        HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())])?,
-        HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))?,
-    };
+    let h = timed(Stage::MsmH, || match h {
+        HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())]),
+        HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h)),
+    })?;
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let b_inp = select(w.inputs, w.b_inp_density.words);
     let (a_aux, b_aux) = (w.a_aux_density.words, w.b_aux_density.words);
     Ok(QuerySums {
         h,
-        l: gpu::msm_g1(&device.l, 0, w.aux)?,
-        a: gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, w.aux, a_aux)?,
-        b_g1: gpu::msm_g1(&device.b_g1, 0, &b_inp)?
-            + gpu::msm_g1_masked(&device.b_g1, b_inp_points, w.aux, b_aux)?,
-        b_g2: gpu::msm_g2(&device.b_g2, 0, &b_inp)?
-            + gpu::msm_g2_masked(&device.b_g2, b_inp_points, w.aux, b_aux)?,
+        l: timed(Stage::MsmL, || gpu::msm_g1(&device.l, 0, w.aux))?,
+        a: timed(Stage::MsmA, || {
+            Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, w.aux, a_aux)?)
+        })?,
+        b_g1: timed(Stage::MsmBG1, || {
+            Ok(gpu::msm_g1(&device.b_g1, 0, &b_inp)?
+                + gpu::msm_g1_masked(&device.b_g1, b_inp_points, w.aux, b_aux)?)
+        })?,
+        b_g2: timed(Stage::MsmBG2, || {
+            Ok(gpu::msm_g2(&device.b_g2, 0, &b_inp)?
+                + gpu::msm_g2_masked(&device.b_g2, b_inp_points, w.aux, b_aux)?)
+        })?,
     })
 }
 
