@@ -61,8 +61,7 @@ pub fn prove_cancellable(
 ) -> Result<Vec<Proof>> {
     check_call(params, circuits, r, s)?;
     let allowed = devices.devices()?;
-    let domain = Domain::new(params.domain_size().trailing_zeros())
-        .ok_or_else(|| Error::invalid("domain larger than 2^32"))?;
+    let domain = domain_of(params)?;
     let call = Call {
         params,
         domain: &domain,
@@ -128,8 +127,7 @@ fn check_cancelled(cancelled: &AtomicBool) -> Result<()> {
 /// the GPU path is checked against at sizes bellperson takes too long for.
 pub fn prove_on_cpu(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<Vec<Proof>> {
     check_call(params, circuits, r, s)?;
-    let domain = Domain::new(params.domain_size().trailing_zeros())
-        .ok_or_else(|| Error::invalid("domain larger than 2^32"))?;
+    let domain = domain_of(params)?;
     let call = Call {
         params,
         domain: &domain,
@@ -139,6 +137,12 @@ pub fn prove_on_cpu(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &
     (0..circuits.len())
         .map(|i| prove_one(&call, i, &circuits[i], &r[i], &s[i], 0))
         .collect()
+}
+
+/// The NTT domain of the parameters.
+fn domain_of(params: &Parameters) -> Result<Domain> {
+    Domain::new(params.domain_size().trailing_zeros())
+        .ok_or_else(|| Error::invalid("domain larger than 2^32"))
 }
 
 /// Draws r and s for `n` circuits from the operating system's RNG.
