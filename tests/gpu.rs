@@ -336,8 +336,8 @@ mod msm {
     use c2prover::cpu::msm::dense_msm;
     use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
     use c2prover::gpu::{
-        msm_g1, msm_g1_masked, msm_g2, msm_g2_masked, streamed_msm, streamed_msm_in_chunks, upload_g1,
-        upload_g2,
+        msm_g1, msm_g1_from, msm_g1_masked, msm_g2, msm_g2_masked, streamed_msm, streamed_msm_in_chunks,
+        upload_g1, upload_g2, upload_scalars, Scalars,
     };
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
@@ -485,22 +485,47 @@ mod msm {
                 .collect();
             let offset = (points.len() - picked.len()).min(5);
             let want = dense_msm(&points[offset..offset + picked.len()], &picked).to_affine();
-            let got = msm_g1_masked(&device, offset, &s, &words).unwrap().to_affine();
+            let got = msm_g1_masked(&device, offset, Scalars::Host(&s), &words)
+                .unwrap()
+                .to_affine();
             assert_eq!(got, want, "G1, {n} scalars, {keep} % kept");
+            // The same scalars uploaded once and shared: read, not consumed,
+            // so a second MSM over them gives the same sum.
+            let shared = upload_scalars(0, &s).unwrap();
+            for round in 0..2 {
+                let got = msm_g1_masked(&device, offset, Scalars::Shared(&shared), &words)
+                    .unwrap()
+                    .to_affine();
+                assert_eq!(got, want, "G1 shared, {n} scalars, {keep} % kept, round {round}");
+            }
             if n <= g2.len() {
                 let want = dense_msm(&g2[..picked.len()], &picked).to_affine();
-                let got = msm_g2_masked(&device_g2, 0, &s, &words).unwrap().to_affine();
+                let got = msm_g2_masked(&device_g2, 0, Scalars::Host(&s), &words)
+                    .unwrap()
+                    .to_affine();
                 assert_eq!(got, want, "G2, {n} scalars, {keep} % kept");
+                let got = msm_g2_masked(&device_g2, 0, Scalars::Shared(&shared), &words)
+                    .unwrap()
+                    .to_affine();
+                assert_eq!(got, want, "G2 shared, {n} scalars, {keep} % kept");
             }
+            let unmasked = msm_g1_from(&device, 0, Scalars::Shared(&shared))
+                .unwrap()
+                .to_affine();
+            assert_eq!(
+                unmasked,
+                dense_msm(&points[..n], &s).to_affine(),
+                "G1 shared, unmasked, {n}"
+            );
         }
         let s = scalars(1000, 0, 0, 900);
         let all = vec![!0u64; 16];
         assert!(
-            msm_g1_masked(&device, points.len() - 999, &s, &all).is_err(),
+            msm_g1_masked(&device, points.len() - 999, Scalars::Host(&s), &all).is_err(),
             "selected past the points"
         );
         assert!(
-            msm_g1_masked(&device, 0, &s, &all[..10]).is_err(),
+            msm_g1_masked(&device, 0, Scalars::Host(&s), &all[..10]).is_err(),
             "bitmap too short"
         );
     }

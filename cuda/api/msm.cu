@@ -132,8 +132,11 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     return cudaMemcpyAsync(out, in, sizeof(J), cudaMemcpyDeviceToDevice, s);
 }
 
+// Where an MSM's scalars are (c2p_cuda_msm's `scalars_on_device`).
+enum scalars_at : int { ON_HOST = 0, ON_DEVICE_CONSUMED = 1, ON_DEVICE_SHARED = 2 };
+
 template <class F>
-cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, bool on_device,
+cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, scalars_at where,
                 const uint64_t* host_density, size_t n, c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
     using J = bucket_t<F>;
     C2P_CUDA_OK(cudaSetDevice(device));
@@ -148,19 +151,23 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     size_t temp_bytes = 0;
 
     // 1. Scalars to canonical form, classified.
-    // Host scalars are copied into `owned`; device scalars (the H step's h,
-    // given up by the caller) are converted in place.
+    // Host scalars are copied into `owned`, and so are shared device scalars
+    // (the witness, read by several MSMs); consumed device scalars (the H
+    // step's h, given up by the caller) are converted in place.
+    const bool in_place = where == ON_DEVICE_CONSUMED;
     dev_array<fr_t> owned;
     dev_array<uint8_t> is_one, is_other;
     dev_array<uint32_t> ones, others, counts_sel;
-    if (!on_device) C2P_CUDA_OK(owned.alloc(n));
-    fr_t* scalars = on_device ? const_cast<fr_t*>(in_scalars) : owned.ptr;
+    if (!in_place) C2P_CUDA_OK(owned.alloc(n));
+    fr_t* scalars = in_place ? const_cast<fr_t*>(in_scalars) : owned.ptr;
     C2P_CUDA_OK(is_one.alloc(n));
     C2P_CUDA_OK(is_other.alloc(n));
     C2P_CUDA_OK(ones.alloc(n));
     C2P_CUDA_OK(others.alloc(n));
     C2P_CUDA_OK(counts_sel.alloc(2));
-    if (!on_device) {
+    if (where == ON_DEVICE_SHARED)
+        C2P_CUDA_OK(cudaMemcpyAsync(scalars, in_scalars, n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
+    if (where == ON_HOST) {
         c2p::host::staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
         C2P_CUDA_OK(c2p::host::staging_buffers(device, &st));
@@ -320,22 +327,20 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
 }
 
 bool curve_ok(int curve) { return curve == 1 || curve == 2; }
-size_t affine_bytes(int curve) { return curve == 1 ? sizeof(c2p::affine_t<c2p::fp_t>) : sizeof(c2p::affine_t<c2p::fp2_t>); }
 
 }  // namespace
 
-// Copies n affine points of G1 (curve 1, blst_p1_affine) or G2 (curve 2,
-// blst_p2_affine) to device `device`; *out is the device array, freed with
-// c2p_cuda_points_free.
-extern "C" int c2p_cuda_points_upload(int device, int curve, const void* host, size_t n, void** out) {
+// Copies `bytes` of host memory (affine points, scalars) to a new array on
+// device `device` through the pinned staging buffers; *out is the device
+// array, freed with c2p_cuda_free.
+extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, void** out) {
     *out = nullptr;
-    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_points_upload arguments", __FILE__, __LINE__);
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_upload device", __FILE__, __LINE__);
         return (int)cudaErrorInvalidValue;
     }
     auto run = [&]() -> cudaError_t {
         C2P_CUDA_OK(cudaSetDevice(device));
-        const size_t bytes = n * affine_bytes(curve);
         void* ptr = nullptr;
         C2P_CUDA_OK(cudaMalloc(&ptr, bytes ? bytes : 1));
         stream_t stream;
@@ -364,7 +369,7 @@ extern "C" int c2p_cuda_points_upload(int device, int curve, const void* host, s
     return (int)run();
 }
 
-// Frees device memory handed out by c2p_cuda_points_upload or left by
+// Frees device memory handed out by c2p_cuda_upload or left by
 // c2p_cuda_quotient.
 extern "C" int c2p_cuda_free(int device, void* ptr) {
     C2P_CUDA_OK(cudaSetDevice(device));
@@ -373,8 +378,9 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
 }
 
 // Σ scalars[i]·points[offset + i] for i < n: points on the device (from
-// c2p_cuda_points_upload), scalars in Montgomery form on the host, or on
-// the device with `scalars_on_device` (consumed: converted in place), the result
+// c2p_cuda_upload), scalars in Montgomery form on the host
+// (`scalars_on_device` 0), on the device and consumed (1: converted in
+// place), or on the device and left as they are (2: shared), the result
 // written to *out as a Jacobian point (blst_p1 / blst_p2 layout).
 // With a host `density` bitmap (ceil(n / 64) words) only the scalars whose
 // bit is set take part, the k-th of them meeting points[offset + k]: the
@@ -382,8 +388,10 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
 extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars,
                             int scalars_on_device, const uint64_t* density, size_t n, void* out,
                             c2p_msm_timing* timing) {
-    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n >= (1ull << 31)) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm arguments (curve 1 or 2, n < 2^31)", __FILE__,
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n >= (1ull << 31) ||
+        scalars_on_device < ON_HOST || scalars_on_device > ON_DEVICE_SHARED) {
+        c2p::record_error(cudaErrorInvalidValue,
+                          "c2p_cuda_msm arguments (curve 1 or 2, n < 2^31, scalars_on_device 0, 1 or 2)", __FILE__,
                           __LINE__);
         return (int)cudaErrorInvalidValue;
     }
@@ -398,12 +406,12 @@ extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t of
     if (curve == 1) {
         c2p::jacobian_t<c2p::fp_t> r;
         err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s,
-                             scalars_on_device != 0, density, n, &r, timing);
+                             static_cast<scalars_at>(scalars_on_device), density, n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     } else {
         c2p::jacobian_t<c2p::fp2_t> r;
         err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s,
-                              scalars_on_device != 0, density, n, &r, timing);
+                              static_cast<scalars_at>(scalars_on_device), density, n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     }
     return (int)err;

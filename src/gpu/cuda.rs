@@ -12,13 +12,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
     fn c2p_cuda_last_error() -> *const c_char;
-    fn c2p_cuda_points_upload(
-        device: c_int,
-        curve: c_int,
-        host: *const c_void,
-        n: usize,
-        out: *mut *mut c_void,
-    ) -> c_int;
+    fn c2p_cuda_upload(device: c_int, host: *const c_void, bytes: usize, out: *mut *mut c_void) -> c_int;
     fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_msm(
         device: c_int,
@@ -450,40 +444,69 @@ enum Curve {
     G2 = 2,
 }
 
-/// Affine points held in device memory until dropped.
-pub struct DevicePoints {
+/// An array in one GPU's memory, freed on drop: the storage of
+/// `DevicePoints` and `DeviceScalars`.
+struct DeviceBuffer {
     device: c_int,
-    curve: Curve,
     ptr: *mut c_void,
-    len: usize,
 }
 
-// SAFETY: the device array is only read by kernels after its upload; the
-// handle is an address, usable from any thread (the CUDA calls set the
-// device themselves).
-unsafe impl Send for DevicePoints {}
-// SAFETY: as above; no method mutates the array.
-unsafe impl Sync for DevicePoints {}
+// SAFETY: a device address with no host-side state, usable from any thread
+// (the CUDA calls set the device themselves); kernels read it only after
+// the call that wrote it returned.
+unsafe impl Send for DeviceBuffer {}
+// SAFETY: as above; nothing writes it through a shared reference (the one
+// writer, a consuming MSM, takes the owning handle by value).
+unsafe impl Sync for DeviceBuffer {}
 
-impl DevicePoints {
-    fn upload<T>(device: usize, curve: Curve, points: &[T]) -> Result<DevicePoints> {
+impl DeviceBuffer {
+    /// A copy of `values` on GPU `device`, through the pinned staging
+    /// buffers.
+    fn upload<T>(device: usize, values: &[T], what: &str) -> Result<DeviceBuffer> {
         let mut ptr = std::ptr::null_mut();
-        // SAFETY: `points` is a slice of blst affine points (G1Affine /
-        // G2Affine are repr(transparent) over them) of the curve named.
+        // SAFETY: `values` is a live slice of size_of_val(values) bytes; ptr
+        // is a valid output location.
         let status = unsafe {
-            c2p_cuda_points_upload(
+            c2p_cuda_upload(
                 device as c_int,
-                curve as c_int,
-                points.as_ptr().cast(),
-                points.len(),
+                values.as_ptr().cast(),
+                std::mem::size_of_val(values),
                 &mut ptr,
             )
         };
-        check(status, "uploading points to the GPU")?;
-        Ok(DevicePoints {
+        check(status, what)?;
+        Ok(DeviceBuffer {
             device: device as c_int,
-            curve,
             ptr,
+        })
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from c2p_cuda_upload or c2p_cuda_quotient on this
+        // device and is freed once, here.
+        let status = unsafe { c2p_cuda_free(self.device, self.ptr) };
+        if status != 0 {
+            log::warn!("freeing device memory failed (CUDA error {status})");
+        }
+    }
+}
+
+/// Affine points held in device memory until dropped.
+pub struct DevicePoints {
+    buf: DeviceBuffer,
+    curve: Curve,
+    len: usize,
+}
+
+impl DevicePoints {
+    fn upload<T>(device: usize, curve: Curve, points: &[T]) -> Result<DevicePoints> {
+        // `points` are blst affine points (G1Affine / G2Affine are
+        // repr(transparent) over them) of the curve named.
+        Ok(DevicePoints {
+            buf: DeviceBuffer::upload(device, points, "uploading points to the GPU")?,
+            curve,
             len: points.len(),
         })
     }
@@ -511,10 +534,17 @@ impl DevicePoints {
         density: Option<&[u64]>,
         out: *mut c_void,
     ) -> Result<MsmTiming> {
-        let (ptr, on_device, n) = match &scalars {
-            Scalars::Host(s) => (s.as_ptr().cast::<c_void>(), 0, s.len()),
-            Scalars::Device(d) => (d.ptr.cast_const(), 1, d.len),
+        let (ptr, on_device, n, gpu) = match &scalars {
+            Scalars::Host(s) => (s.as_ptr().cast::<c_void>(), 0, s.len(), self.buf.device),
+            Scalars::Device(d) => (d.buf.ptr.cast_const(), 1, d.len, d.buf.device),
+            Scalars::Shared(d) => (d.buf.ptr.cast_const(), 2, d.len, d.buf.device),
         };
+        if gpu != self.buf.device {
+            return Err(Error::invalid(format!(
+                "scalars on GPU {gpu} for points on GPU {}",
+                self.buf.device
+            )));
+        }
         let points_needed = match density {
             None => n,
             Some(words) => {
@@ -544,17 +574,17 @@ impl DevicePoints {
         let mut timing = MsmTiming::default();
         // SAFETY: the points are this handle's live device array, with
         // offset + (points the scalars meet) in range (checked); the
-        // scalars are n valid Fr on the host, or a device buffer of n that
-        // this call consumes (it is converted in place, and `scalars` is
-        // dropped after); the density, when given, has ceil(n / 64) words
+        // scalars are n valid Fr on the host, or a device buffer of n on the
+        // points' GPU (checked) that this call consumes (converted in place,
+        // and `scalars` is dropped after) or only reads (shared); the density, when given, has ceil(n / 64) words
         // (checked); `out` has room for one Jacobian point of the curve (the
         // callers pass a G1 or G2 that matches `self.curve`); timing is a
         // valid location.
         let status = unsafe {
             c2p_cuda_msm(
-                self.device,
+                self.buf.device,
                 self.curve as c_int,
-                self.ptr,
+                self.buf.ptr,
                 offset,
                 ptr,
                 on_device,
@@ -571,16 +601,6 @@ impl DevicePoints {
     }
 }
 
-impl Drop for DevicePoints {
-    fn drop(&mut self) {
-        // SAFETY: ptr came from c2p_cuda_points_upload and is freed once.
-        let status = unsafe { c2p_cuda_free(self.device, self.ptr) };
-        if status != 0 {
-            log::warn!("freeing device points failed (CUDA error {status})");
-        }
-    }
-}
-
 /// Where one GPU MSM's time went, in ms (the layout of `c2p_msm_timing`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -593,25 +613,20 @@ pub struct MsmTiming {
 }
 
 /// Where an MSM's scalars are. Device scalars are consumed by the MSM
-/// (converted in place, then freed).
+/// (converted in place, then freed); shared ones are only read (the MSM
+/// converts a copy), so several MSMs can use one upload.
 pub enum Scalars<'a> {
     Host(&'a [Fr]),
     Device(DeviceScalars),
+    Shared(&'a DeviceScalars),
 }
 
-/// Scalars in device memory (the H step's h, left there for its MSM),
-/// freed on drop.
+/// Scalars in device memory (the H step's h, left there for its MSM; the
+/// witness, uploaded once for the MSMs that read it), freed on drop.
 pub struct DeviceScalars {
-    device: c_int,
-    ptr: *mut c_void,
+    buf: DeviceBuffer,
     len: usize,
 }
-
-// SAFETY: a device address with no host-side state; kernels only read it
-// after the call that wrote it returned.
-unsafe impl Send for DeviceScalars {}
-// SAFETY: as above; nothing mutates it through a shared reference.
-unsafe impl Sync for DeviceScalars {}
 
 impl DeviceScalars {
     pub fn len(&self) -> usize {
@@ -623,14 +638,12 @@ impl DeviceScalars {
     }
 }
 
-impl Drop for DeviceScalars {
-    fn drop(&mut self) {
-        // SAFETY: ptr came from c2p_cuda_quotient and is freed once.
-        let status = unsafe { c2p_cuda_free(self.device, self.ptr) };
-        if status != 0 {
-            log::warn!("freeing device scalars failed (CUDA error {status})");
-        }
-    }
+/// A copy of `scalars` (Montgomery form, as given) on GPU `device`.
+pub fn upload_scalars(device: usize, scalars: &[Fr]) -> Result<DeviceScalars> {
+    Ok(DeviceScalars {
+        buf: DeviceBuffer::upload(device, scalars, "uploading scalars to the GPU")?,
+        len: scalars.len(),
+    })
 }
 
 /// The H step on GPU `device` with h left in its memory (the m − 1
@@ -677,8 +690,10 @@ pub fn quotient_on_device(
     check(status, "GPU H step")?;
     Ok((
         DeviceScalars {
-            device: device as c_int,
-            ptr: h,
+            buf: DeviceBuffer {
+                device: device as c_int,
+                ptr: h,
+            },
             len: domain.m - 1,
         },
         timing,
@@ -708,32 +723,22 @@ pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: Scalars) -> R
 /// Σ over the scalars whose bit is set in `density` (bit i of word i / 64),
 /// the k-th of them times points[offset + k], over G1 on the GPU: the
 /// selection is made on the device.
-pub fn msm_g1_masked(points: &DevicePoints, offset: usize, scalars: &[Fr], density: &[u64]) -> Result<G1> {
+pub fn msm_g1_masked(points: &DevicePoints, offset: usize, scalars: Scalars, density: &[u64]) -> Result<G1> {
     if points.curve != Curve::G1 {
         return Err(Error::invalid("G1 MSM over G2 points"));
     }
     let mut out = G1::identity();
-    points.msm_into(
-        offset,
-        Scalars::Host(scalars),
-        Some(density),
-        (&mut out as *mut G1).cast(),
-    )?;
+    points.msm_into(offset, scalars, Some(density), (&mut out as *mut G1).cast())?;
     Ok(out)
 }
 
 /// `msm_g1_masked` over G2.
-pub fn msm_g2_masked(points: &DevicePoints, offset: usize, scalars: &[Fr], density: &[u64]) -> Result<G2> {
+pub fn msm_g2_masked(points: &DevicePoints, offset: usize, scalars: Scalars, density: &[u64]) -> Result<G2> {
     if points.curve != Curve::G2 {
         return Err(Error::invalid("G2 MSM over G1 points"));
     }
     let mut out = G2::identity();
-    points.msm_into(
-        offset,
-        Scalars::Host(scalars),
-        Some(density),
-        (&mut out as *mut G2).cast(),
-    )?;
+    points.msm_into(offset, scalars, Some(density), (&mut out as *mut G2).cast())?;
     Ok(out)
 }
 

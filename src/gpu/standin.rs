@@ -77,7 +77,7 @@ pub fn msm_g2(_points: &DevicePoints, _offset: usize, _scalars: &[Fr]) -> Result
 pub fn msm_g1_masked(
     _points: &DevicePoints,
     _offset: usize,
-    _scalars: &[Fr],
+    _scalars: Scalars,
     _density: &[u64],
 ) -> Result<G1> {
     Err(unsupported())
@@ -86,7 +86,7 @@ pub fn msm_g1_masked(
 pub fn msm_g2_masked(
     _points: &DevicePoints,
     _offset: usize,
-    _scalars: &[Fr],
+    _scalars: Scalars,
     _density: &[u64],
 ) -> Result<G2> {
     Err(unsupported())
@@ -114,6 +114,11 @@ impl DeviceScalars {
 pub enum Scalars<'a> {
     Host(&'a [Fr]),
     Device(DeviceScalars),
+    Shared(&'a DeviceScalars),
+}
+
+pub fn upload_scalars(_device: usize, _scalars: &[Fr]) -> Result<DeviceScalars> {
+    Err(unsupported())
 }
 
 pub fn quotient_on_device(

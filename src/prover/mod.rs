@@ -211,7 +211,7 @@ impl DensitySelected {
 /// GPU splits each scalar vector itself (zeros skipped, ones summed) and
 /// applies the density bitmaps to the aux vector itself, so the CPU selects
 /// nothing but the few inputs of B.
-fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<QuerySums> {
+fn gpu_sums(device: &gpu::DeviceParams, gpu: usize, w: &Assignment, h: HValues) -> Result<QuerySums> {
     use engine::Stage;
     // Each query's MSMs, timed as a stage of their own.
     fn timed<T>(stage: Stage, msm: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -225,23 +225,38 @@ fn gpu_sums(device: &gpu::DeviceParams, w: &Assignment, h: HValues) -> Result<Qu
         HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())]),
         HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h)),
     })?;
+    // The aux values go up once for the four MSMs that read them (L, A,
+    // B_G1, B_G2), counted with L; without room for that copy, each MSM
+    // uploads them.
+    let aux_on_gpu = timed(Stage::MsmL, || match gpu::upload_scalars(gpu, w.aux) {
+        Ok(aux) => Ok(Some(aux)),
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    })?;
+    let aux = || match &aux_on_gpu {
+        Some(aux) => gpu::Scalars::Shared(aux),
+        None => gpu::Scalars::Host(w.aux),
+    };
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let b_inp = select(w.inputs, w.b_inp_density.words);
     let (a_aux, b_aux) = (w.a_aux_density.words, w.b_aux_density.words);
     Ok(QuerySums {
         h,
-        l: timed(Stage::MsmL, || gpu::msm_g1(&device.l, 0, w.aux))?,
+        l: timed(Stage::MsmL, || gpu::msm_g1_from(&device.l, 0, aux()))?,
         a: timed(Stage::MsmA, || {
-            Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, w.aux, a_aux)?)
+            Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, aux(), a_aux)?)
         })?,
         b_g1: timed(Stage::MsmBG1, || {
             Ok(gpu::msm_g1(&device.b_g1, 0, &b_inp)?
-                + gpu::msm_g1_masked(&device.b_g1, b_inp_points, w.aux, b_aux)?)
+                + gpu::msm_g1_masked(&device.b_g1, b_inp_points, aux(), b_aux)?)
         })?,
         b_g2: timed(Stage::MsmBG2, || {
             Ok(gpu::msm_g2(&device.b_g2, 0, &b_inp)?
-                + gpu::msm_g2_masked(&device.b_g2, b_inp_points, w.aux, b_aux)?)
+                + gpu::msm_g2_masked(&device.b_g2, b_inp_points, aux(), b_aux)?)
         })?,
     })
 }
@@ -386,7 +401,7 @@ fn gpu_stage(
     engine::STATS.add(engine::Stage::GpuH, h_done - waited);
     check_cancelled(cancelled)?;
     let sums = match (device, h, sel) {
-        (Some(device), h, _) => gpu_sums(device, w, h)?,
+        (Some(device), h, _) => gpu_sums(device, gpu, w, h)?,
         (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, gpu, w, sel, &h) {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 // Other work holds the GPU's memory: this circuit's MSMs
