@@ -63,6 +63,14 @@ int window_bits(size_t m, int max_bits) {
     return c < 4 ? 4 : (c > max_bits ? max_bits : c);
 }
 
+// G1's cap on the window width: 20, or $C2P_MSM_G1_MAX_WINDOW (16..22, for
+// tuning): at 22, 2^27 scalars take 12 windows instead of 13, for 12 × 2^21
+// XYZZ buckets (4.8 GB) and a reduction 8 times longer.
+int g1_window_cap() {
+    static const int cap = (int)c2p::host::env_unsigned("C2P_MSM_G1_MAX_WINDOW", 20);
+    return cap >= 16 && cap <= 22 ? cap : 20;
+}
+
 int bits_for(uint64_t n) {
     int b = 1;
     while (b < 32 && (1ull << b) < n) b++;
@@ -218,14 +226,15 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     t.split_ms = elapsed(ev[1], ev[2]);
 
     // 3-5. The rest: Pippenger.
-    const int c = window_bits(m, sizeof(F) == sizeof(c2p::fp_t) ? 20 : 16);
+    const int c = window_bits(m, sizeof(F) == sizeof(c2p::fp_t) ? g1_window_cap() : 16);
     const int windows = (256 + c - 1) / c;
     const uint32_t B = 1u << (c - 1);
     dev_array<J> buckets, seg_sums, seg_spare;
     dev_array<c2p::jacobian_t<F>> result;
     // Segments per window for the reduction: a power of two, so the tree
     // of segment sums below stays within windows.
-    const uint32_t segments = B < 4096 ? B : 4096;
+    // At most 128 buckets each (as at c = 20) when windows are wider.
+    const uint32_t segments = B < 4096 ? B : std::max<uint32_t>(4096, B / 128);
     C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1)));
     C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments));
     C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments));
