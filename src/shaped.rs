@@ -5,11 +5,10 @@
 //! zeros, ones and full field elements.
 //!
 //! The parameters are valid curve points but not a Groth16 setup: a few
-//! million distinct random points, tiled over each vector (made in seconds
-//! where a setup of 2^27 would take hours). Proofs from them have the real
-//! cost and do not verify. For the timing of GPU kernels the points being
-//! repeated does not matter beyond caching: 2^22 distinct G1 points are
-//! 384 MiB, far beyond the GPU's L2 cache.
+//! million random points, each vector's others made from them by one
+//! addition per point (see `distinct_points`), so no point repeats (made in
+//! about a minute where a setup of 2^27 would take hours). Proofs from them
+//! have the real cost and do not verify.
 
 use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
 use crate::params::{Parameters, VerifyingKey};
@@ -83,21 +82,35 @@ fn bitmap(len: usize, keep: impl Fn(usize) -> bool + Sync) -> Vec<u64> {
         .collect()
 }
 
-/// `n` distinct random points of a group, tiled (scattered) to `len`.
-fn tiled<P: FixedBaseGroup>(generator: P, len: usize, distinct: usize, seed: u64) -> Vec<P::Affine>
+/// `len` distinct points of a group, made cheaply: `d` random points B_j
+/// (a scalar multiplication each) and one more random point T; the point at
+/// i = t·d + j is B_j + t·T, one addition per point. Repeated points would
+/// be unlike real parameters: a peer's affine additions may not take the
+/// doubling case that repeats make likely in an MSM's buckets.
+fn distinct_points<P: FixedBaseGroup>(generator: P, len: usize, d: usize, seed: u64) -> Vec<P::Affine>
 where
     P::Affine: Copy + Send + Sync,
 {
+    let d = d.clamp(1, len.max(1));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let ks: Vec<Fr> = (0..distinct.clamp(1, len.max(1)))
-        .map(|_| Fr::random(&mut rng))
+    let ks: Vec<Fr> = (0..=d).map(|_| Fr::random(&mut rng)).collect();
+    let mut base = FixedBase::new(generator).mul_many(&ks);
+    let step = base.pop().map_or_else(P::default, |t| P::from_affine(&t));
+    // t·T for every tile t (index 0 unused: tile 0 is the B_j themselves).
+    let offsets: Vec<P> = std::iter::successors(Some(P::default()), |o| Some(*o + step))
+        .take(len.div_ceil(d))
         .collect();
-    let base = FixedBase::new(generator).mul_many(&ks);
-    let d = base.len();
-    (0..len)
-        .into_par_iter()
-        .map(|i| base[(i.wrapping_mul(2_654_435_761) ^ (i >> 17)) % d])
-        .collect()
+    let offsets = P::batch_to_affine(&offsets);
+    const CHUNK: usize = 1 << 12;
+    let mut out = vec![P::Affine::default(); len];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let first = c * CHUNK;
+        let sums: Vec<P> = (first..first + chunk.len())
+            .map(|i| P::from_affine(&base[i % d]).add_affine(&offsets[i / d]))
+            .collect();
+        chunk.copy_from_slice(&P::batch_to_affine(&sums));
+    });
+    out
 }
 
 impl PorepShape {
@@ -125,13 +138,13 @@ impl PorepShape {
         percent(i, 2) < B_AUX_DENSITY * 100.0
     }
 
-    /// Parameters of this shape: tiled random points (see the module
+    /// Parameters of this shape: distinct random points (see the module
     /// comment), the verifying key random too.
     pub fn parameters(&self, seed: u64) -> Parameters {
         let a_aux = (0..self.aux).into_par_iter().filter(|&i| self.a_aux(i)).count();
         let b_aux = (0..self.aux).into_par_iter().filter(|&i| self.b_aux(i)).count();
-        let g1 = |len: usize, s: u64| tiled(G1::generator(), len, 1 << 22, seed ^ s);
-        let g2 = |len: usize, s: u64| tiled(G2::generator(), len, 1 << 20, seed ^ s);
+        let g1 = |len: usize, s: u64| distinct_points(G1::generator(), len, 1 << 22, seed ^ s);
+        let g2 = |len: usize, s: u64| distinct_points(G2::generator(), len, 1 << 20, seed ^ s);
         let one_g1 = |s: u64| -> G1Affine { g1(1, s)[0] };
         let one_g2 = |s: u64| -> G2Affine { g2(1, s)[0] };
         Parameters {
@@ -218,6 +231,17 @@ mod tests {
     fn shape_at_2_27_is_a_porep_partition() {
         let s = PorepShape::scaled(27);
         assert_eq!((s.constraints, s.inputs, s.aux), (130_278_869, 328, 130_169_893));
+    }
+
+    #[test]
+    fn points_are_valid_and_distinct_beyond_the_random_ones() {
+        let g1 = distinct_points(G1::generator(), 1000, 64, 5);
+        let g2 = distinct_points(G2::generator(), 300, 16, 6);
+        assert!(g1.iter().all(|p| p.in_subgroup() && !p.is_identity()));
+        assert!(g2.iter().all(|p| p.in_subgroup() && !p.is_identity()));
+        let g1_set: std::collections::HashSet<_> = g1.iter().map(|p| p.to_compressed()).collect();
+        let g2_set: std::collections::HashSet<_> = g2.iter().map(|p| p.to_compressed()).collect();
+        assert_eq!((g1_set.len(), g2_set.len()), (1000, 300));
     }
 
     #[test]

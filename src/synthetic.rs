@@ -342,6 +342,7 @@ pub(crate) trait FixedBaseGroup: Copy + Default + Send + Sync + std::ops::Add<Ou
     fn double(&self) -> Self;
     fn add_affine(&self, p: &Self::Affine) -> Self;
     fn batch_to_affine(points: &[Self]) -> Vec<Self::Affine>;
+    fn from_affine(p: &Self::Affine) -> Self;
 }
 
 impl FixedBaseGroup for G1 {
@@ -355,6 +356,9 @@ impl FixedBaseGroup for G1 {
     fn batch_to_affine(points: &[Self]) -> Vec<G1Affine> {
         G1::batch_to_affine(points)
     }
+    fn from_affine(p: &G1Affine) -> Self {
+        p.to_projective()
+    }
 }
 
 impl FixedBaseGroup for G2 {
@@ -367,6 +371,9 @@ impl FixedBaseGroup for G2 {
     }
     fn batch_to_affine(points: &[Self]) -> Vec<G2Affine> {
         G2::batch_to_affine(points)
+    }
+    fn from_affine(p: &G2Affine) -> Self {
+        p.to_projective()
     }
 }
 

@@ -26,6 +26,29 @@ impl RawProof {
     }
 }
 
+/// Which of A, B and C differ between two raw proofs (A and C: G1, 96
+/// bytes each; B: G2, 192 bytes, between them), to tell which sums disagree.
+fn differing_parts(theirs: &[u8], mine: &[u8]) -> Vec<&'static str> {
+    [("A", 0..96), ("B", 96..288), ("C", 288..384)]
+        .into_iter()
+        .filter(|(_, range)| theirs[range.clone()] != mine[range.clone()])
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// "circuit i: B, C" for each circuit whose proofs differ.
+fn differing_circuits(theirs: &[[u8; Proof::RAW_BYTES]], ours: &[Proof]) -> Vec<String> {
+    theirs
+        .iter()
+        .zip(ours)
+        .enumerate()
+        .filter_map(|(i, (theirs, mine))| {
+            let parts = differing_parts(theirs, &mine.to_raw());
+            (!parts.is_empty()).then(|| format!("circuit {i}: {}", parts.join(", ")))
+        })
+        .collect()
+}
+
 /// Runs supraseal with each count in `circuits` per call (`runs` timed runs
 /// after a warm-up) and compares with `ours` (proofs of circuits 0, 1, ...
 /// made with r[i], s[i]).
@@ -62,6 +85,9 @@ pub fn compare(
     for &n in circuits {
         let mut times = Vec::new();
         let mut proofs = vec![RawProof([0; 48]); n];
+        let mut previous: Option<Vec<[u8; Proof::RAW_BYTES]>> = None;
+        let mut unstable_runs = 0;
+        let mut differing = Vec::new();
         for run in 0..=runs {
             let started = Instant::now();
             // supraseal panics on errors; the panic message is its error.
@@ -92,7 +118,27 @@ pub fn compare(
                 Error::invalid("supraseal's generate_groth16_proof failed (see its message above)")
             })?;
             let t = started.elapsed().as_secs_f64();
-            eprintln!("supraseal {} {t:.3} s", if run == 0 { "warm-up" } else { "run" });
+            // Each run is checked: a proof that changes between runs on the
+            // same inputs is a race, not a different formula.
+            let bytes: Vec<_> = proofs.iter().map(RawProof::bytes).collect();
+            differing = differing_circuits(&bytes, ours);
+            let unstable = previous.as_ref().is_some_and(|p| *p != bytes);
+            unstable_runs += usize::from(unstable);
+            previous = Some(bytes);
+            eprintln!(
+                "supraseal {} {t:.3} s{}{}",
+                if run == 0 { "warm-up" } else { "run" },
+                if differing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; differs from ours in {}", differing.join("; "))
+                },
+                if unstable {
+                    "; NOT the proofs of its previous run"
+                } else {
+                    ""
+                },
+            );
             if run > 0 {
                 times.push(t);
             }
@@ -108,14 +154,10 @@ pub fn compare(
                     .iter()
                     .min_by(|a, b| a.per_circuit.total_cmp(&b.per_circuit))
             });
-        let same: usize = proofs
-            .iter()
-            .zip(ours)
-            .filter(|(theirs, mine)| theirs.bytes() == mine.to_raw())
-            .count();
-        mismatches += n - same;
+        let same = n - differing.len();
+        mismatches += differing.len();
         println!(
-            "supraseal-c2 0.1.2, {n} circuit(s) per call: median {:.3} s per call, {per_circuit:.3} s per circuit, {:.0} circuits per hour over {} runs (min {:.3}, max {:.3}); proofs equal to ours: {same} of {n}",
+            "supraseal-c2 0.1.2, {n} circuit(s) per call: median {:.3} s per call, {per_circuit:.3} s per circuit, {:.0} circuits per hour over {} runs (min {:.3}, max {:.3}); proofs equal to ours: {same} of {n}; runs whose proofs changed from the run before: {unstable_runs}",
             per_circuit * n as f64,
             3600.0 / per_circuit,
             times.len(),

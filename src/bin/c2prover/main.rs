@@ -146,7 +146,7 @@ struct BenchArgs {
     #[arg(long, default_value_t = 5)]
     runs: usize,
     /// PoRep-shaped partitions (anchors' counts and densities scaled to
-    /// 2^LOG2) over quickly made parameters of valid, tiled points instead
+    /// 2^LOG2) over quickly made parameters of valid, distinct points instead
     /// of a synthetic circuit with a real setup: the real cost, but the
     /// proofs do not verify. The partitions of a call share one witness.
     #[arg(long)]
@@ -414,7 +414,9 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
             ..ValueMix::default()
         };
         eprintln!("PoRep-shaped partition: {shape:?}, {mix:?}");
-        let params = step("making parameters (tiled points)", || shape.parameters(1));
+        let params = step("making parameters (distinct random points)", || {
+            shape.parameters(1)
+        });
         let witness = step("making a witness", || shape.witness(mix, 2));
         (params, vec![witness])
     } else {
