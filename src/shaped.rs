@@ -105,10 +105,10 @@ where
     let mut out = vec![P::Affine::default(); len];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
         let first = c * CHUNK;
-        let sums: Vec<P> = (first..first + chunk.len())
-            .map(|i| P::from_affine(&base[i % d]).add_affine(&offsets[i / d]))
-            .collect();
-        chunk.copy_from_slice(&P::batch_to_affine(&sums));
+        let range = first..first + chunk.len();
+        let b: Vec<P::Affine> = range.clone().map(|i| base[i % d]).collect();
+        let t: Vec<P::Affine> = range.map(|i| offsets[i / d]).collect();
+        chunk.copy_from_slice(&P::pairwise_sums(&b, &t));
     });
     out
 }
@@ -233,6 +233,25 @@ mod tests {
     fn shape_at_2_27_is_a_porep_partition() {
         let s = PorepShape::scaled(27);
         assert_eq!((s.constraints, s.inputs, s.aux), (130_278_869, 328, 130_169_893));
+    }
+
+    #[test]
+    fn affine_pairwise_sums_equal_blst() {
+        let pts = distinct_points(G1::generator(), 64, 64, 9);
+        let mut p: Vec<G1Affine> = pts[..32].to_vec();
+        let mut q: Vec<G1Affine> = pts[32..].to_vec();
+        // Doubling, a sum to infinity, and infinity on either side.
+        q[0] = p[0];
+        q[1] = (-p[1].to_projective()).to_affine();
+        p[2] = G1Affine::identity();
+        q[3] = G1Affine::identity();
+        let want: Vec<G1Affine> = p
+            .iter()
+            .zip(&q)
+            .map(|(a, b)| a.to_projective().add_affine(b).to_affine())
+            .collect();
+        assert_eq!(G1Affine::pairwise_sums(&p, &q), want);
+        assert!(want[1].is_identity());
     }
 
     #[test]

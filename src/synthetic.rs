@@ -343,6 +343,15 @@ pub(crate) trait FixedBaseGroup: Copy + Default + Send + Sync + std::ops::Add<Ou
     fn add_affine(&self, p: &Self::Affine) -> Self;
     fn batch_to_affine(points: &[Self]) -> Vec<Self::Affine>;
     fn from_affine(p: &Self::Affine) -> Self;
+    /// p[i] + q[i] for every i.
+    fn pairwise_sums(p: &[Self::Affine], q: &[Self::Affine]) -> Vec<Self::Affine> {
+        let sums: Vec<Self> = p
+            .iter()
+            .zip(q)
+            .map(|(a, b)| Self::from_affine(a).add_affine(b))
+            .collect();
+        Self::batch_to_affine(&sums)
+    }
 }
 
 impl FixedBaseGroup for G1 {
@@ -358,6 +367,9 @@ impl FixedBaseGroup for G1 {
     }
     fn from_affine(p: &G1Affine) -> Self {
         p.to_projective()
+    }
+    fn pairwise_sums(p: &[G1Affine], q: &[G1Affine]) -> Vec<G1Affine> {
+        G1Affine::pairwise_sums(p, q)
     }
 }
 
