@@ -117,6 +117,13 @@ impl Budget {
         let state = self.lock();
         (state.used, state.jobs)
     }
+
+    /// Starts queued, waiting for their turn.
+    #[cfg(test)]
+    fn waiting(&self) -> u64 {
+        let state = self.lock();
+        state.next_ticket - state.turn
+    }
 }
 
 impl Drop for Permit {
@@ -325,26 +332,45 @@ mod tests {
     #[test]
     fn waiters_are_admitted_in_arrival_order() {
         let budget = leaked(100);
-        let held = budget.acquire(100, false).unwrap();
-        // A large job queues first, then a small one that would fit sooner.
+        let held_small = budget.acquire(15, false).unwrap();
+        let held_large = budget.acquire(85, false).unwrap();
+        // Waits until `n` starts are queued (no sleeps: the order of
+        // arrival must not depend on how busy the machine is).
+        let queued = |n: u64| {
+            while budget.waiting() < n {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
+        // A large job queues first, then a small one; the two cannot run
+        // together (90 + 20 > 100), so each records its turn while holding
+        // its permit.
         let order = Arc::new(Mutex::new(Vec::new()));
         let (o1, o2) = (order.clone(), order.clone());
         let large = std::thread::spawn(move || {
             let p = budget.acquire(90, true).unwrap();
             o1.lock().unwrap().push("large");
-            std::thread::sleep(std::time::Duration::from_millis(50));
             drop(p);
         });
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        queued(1);
         let small = std::thread::spawn(move || {
-            let p = budget.acquire(5, true).unwrap();
+            let p = budget.acquire(20, true).unwrap();
             o2.lock().unwrap().push("small");
             drop(p);
         });
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        queued(2);
         // No new start overtakes the queue either.
         assert_eq!(budget.acquire(1, false).err().unwrap().kind, ErrorKind::Busy);
-        drop(held);
+        // With 15 in use the small job would fit and the large would not:
+        // the small one still waits for its turn. (A budget that let it
+        // overtake would admit it within this pause; a correct one never
+        // fails here, however slow the machine.)
+        drop(held_large);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            order.lock().unwrap().is_empty(),
+            "a later start overtook the queue"
+        );
+        drop(held_small);
         large.join().unwrap();
         small.join().unwrap();
         assert_eq!(*order.lock().unwrap(), vec!["large", "small"]);
