@@ -393,6 +393,60 @@ mod msm {
 
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn h_from_a_b_c_uploaded_ahead_equals_cpu() {
+        use c2prover::cpu::ntt::Domain;
+        use c2prover::gpu::{free_memory, quotient_on_device, upload_abc, Abc};
+        let _gpu = gpu("h_from_a_b_c_uploaded_ahead_equals_cpu");
+        let points = g1_points(1 << 20, 1 << 12, 21);
+        let device = upload_g1(0, &points).unwrap();
+        // h on the device, seen through its MSM over the h points.
+        let h_sum = |d: &Domain, abc: Abc| {
+            let (h, _) = quotient_on_device(0, d, abc).unwrap();
+            msm_g1_from(&device, 0, Scalars::Device(h)).unwrap().to_affine()
+        };
+        for log_m in [1u32, 2, 7, 12, 16, 20] {
+            let d = Domain::new(log_m).unwrap();
+            for len in [d.m, d.m / 2 + 1, 1] {
+                let (a, b, c) = (
+                    scalars(len, 49, 10, 40 + log_m as u64),
+                    scalars(len, 49, 10, 60 + log_m as u64),
+                    scalars(len, 80, 10, 80 + log_m as u64),
+                );
+                let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
+                let want = dense_msm(&points[..cpu.len()], &cpu).to_affine();
+                let here = h_sum(&d, Abc::Host { a: &a, b: &b, c: &c });
+                assert_eq!(
+                    here, want,
+                    "h with a, b, c from the host, 2^{log_m}, {len} entries"
+                );
+                let ahead = upload_abc(0, &d, &a, &b, &c).unwrap();
+                assert_eq!(
+                    h_sum(&d, Abc::Device(ahead)),
+                    want,
+                    "h with a, b, c uploaded ahead (zero-padded), 2^{log_m}, {len} entries"
+                );
+            }
+        }
+        // a, b, c uploaded for one domain are refused for another, and freed.
+        let (d12, d13) = (Domain::new(12).unwrap(), Domain::new(13).unwrap());
+        let v = scalars(d12.m, 0, 0, 99);
+        let before = free_memory(0).unwrap();
+        for _ in 0..200 {
+            let ahead = upload_abc(0, &d12, &v, &v, &v).unwrap();
+            assert!(quotient_on_device(0, &d13, Abc::Device(ahead)).is_err());
+            let ahead = upload_abc(0, &d12, &v, &v, &v).unwrap();
+            drop(quotient_on_device(0, &d12, Abc::Device(ahead)).unwrap());
+        }
+        let after = free_memory(0).unwrap();
+        assert!(
+            after + (1 << 20) >= before,
+            "device memory fell from {before} to {after} bytes over 400 uploads ahead"
+        );
+        assert!(upload_abc(0, &d12, &v, &v[1..], &v).is_err(), "lengths differ");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn g1_msm_equals_blst() {
         let _gpu = gpu("g1_msm_equals_blst");
         let sizes = [

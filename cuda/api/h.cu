@@ -152,7 +152,16 @@ using c2p::host::stream_t;
 // of those already on the device run on another (`overlap`), or all are
 // uploaded before any transform starts (to time the compute on its own).
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     const c2p_h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device, c2p_h_timing* timing) {
+                     fr_t* const* abc_device, const c2p_h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device,
+                     c2p_h_timing* timing) {
+    // a, b, c already on the device are this call's from here on, on every
+    // path: freed at the end, or b's buffer handed out as h.
+    dev_buf d_a, d_b, d_c;
+    if (abc_device) {
+        d_a.ptr = abc_device[0];
+        d_b.ptr = abc_device[1];
+        d_c.ptr = abc_device[2];
+    }
     // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
     // (|| short-circuits: the shift only runs with log_m in range.)
     if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m)) {
@@ -169,10 +178,12 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     const fr_t* table = nullptr;
     C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, compute.s, &table));
 
-    dev_buf d_a, d_b, d_c, coset;
-    C2P_CUDA_OK(d_a.alloc(m));
-    C2P_CUDA_OK(d_b.alloc(m));
-    C2P_CUDA_OK(d_c.alloc(m));
+    dev_buf coset;
+    if (!abc_device) {
+        C2P_CUDA_OK(d_a.alloc(m));
+        C2P_CUDA_OK(d_b.alloc(m));
+        C2P_CUDA_OK(d_c.alloc(m));
+    }
     C2P_CUDA_OK(coset.alloc(4u << 14));
     fr_t* g_lo = coset.ptr;
     fr_t* g_hi = g_lo + (1 << 14);
@@ -195,13 +206,20 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     fr_t* dev[3] = {d_a.ptr, d_b.ptr, d_c.ptr};
     const fr_t* host[3] = {a, b, c};
     {
+        // Uploaded ahead (zero-padded to m), a, b, c are ready at once;
+        // otherwise they go up here, holding the staging buffers throughout.
         staging_t* st = nullptr;
-        std::lock_guard<std::mutex> guard(staging[device].lock);
-        C2P_CUDA_OK(staging_buffers(device, &st));
+        std::unique_lock<std::mutex> guard;
+        if (!abc_device) {
+            guard = std::unique_lock<std::mutex>(staging[device].lock);
+            C2P_CUDA_OK(staging_buffers(device, &st));
+        }
         int slot = 0;
         for (int i = 0; i < 3; i++) {
-            C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s));
-            if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
+            if (!abc_device) {
+                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s));
+                if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
+            }
             C2P_CUDA_OK(cudaEventRecord(uploaded[i].ev, upload.s));
             if (overlap) {
                 // This vector's transforms run while the next one uploads.
@@ -210,7 +228,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
             }
         }
         // The staging buffers are free again once the last DMA is done.
-        C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
+        if (st) C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
     }
     if (!overlap) {
         C2P_CUDA_OK(cudaStreamWaitEvent(compute.s, uploaded[2].ev, 0));
@@ -260,15 +278,19 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // code (message from c2p_cuda_last_error). `timing` may be NULL.
 // With `overlap`, uploads overlap the transforms (the prover's mode);
 // without, the compute is timed on its own.
+// With `abc_device` (three device arrays of 2^log_m elements from
+// c2p_cuda_upload, zero past abc_size), a, b, c are already on the device
+// and the host pointers are unused: the call takes the arrays over and frees
+// them (or returns b's as h), whether it succeeds or fails.
 extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c,
-                                 size_t abc_size, const c2p_h_consts* consts, int overlap, void* h_out,
-                                 void** h_device, c2p_h_timing* timing) {
+                                 size_t abc_size, void* const* abc_device, const c2p_h_consts* consts, int overlap,
+                                 void* h_out, void** h_device, c2p_h_timing* timing) {
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
     c2p_h_consts k;
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
-                               static_cast<const fr_t*>(c), abc_size, k, overlap != 0, static_cast<fr_t*>(h_out),
-                               reinterpret_cast<fr_t**>(h_device), timing);
+                               static_cast<const fr_t*>(c), abc_size, reinterpret_cast<fr_t* const*>(abc_device), k,
+                               overlap != 0, static_cast<fr_t*>(h_out), reinterpret_cast<fr_t**>(h_device), timing);
     return (int)err;
 }
 

@@ -339,24 +339,27 @@ bool curve_ok(int curve) { return curve == 1 || curve == 2; }
 
 }  // namespace
 
-// Copies `bytes` of host memory (affine points, scalars) to a new array on
-// device `device` through the pinned staging buffers; *out is the device
-// array, freed with c2p_cuda_free.
-extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, void** out) {
+// Copies `bytes` of host memory (affine points, scalars, a circuit's a, b,
+// c) to a new array of `capacity` bytes (at least `bytes`; the rest zeroed)
+// on device `device` through the pinned staging buffers; *out is the
+// device array, freed with c2p_cuda_free.
+extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_t capacity, void** out) {
     *out = nullptr;
-    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_upload device", __FILE__, __LINE__);
+    if (device < 0 || device >= c2p::host::MAX_DEVICES || capacity < bytes) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_upload arguments (device, capacity >= bytes)", __FILE__,
+                          __LINE__);
         return (int)cudaErrorInvalidValue;
     }
     auto run = [&]() -> cudaError_t {
         C2P_CUDA_OK(cudaSetDevice(device));
         void* ptr = nullptr;
-        C2P_CUDA_OK(cudaMalloc(&ptr, bytes ? bytes : 1));
+        C2P_CUDA_OK(cudaMalloc(&ptr, capacity ? capacity : 1));
         stream_t stream;
         cudaError_t err = stream.create();
         // The staging buffers are taken piece by piece, so that an MSM's
         // scalar upload can go between the pieces of a points upload running
-        // beside it (streamed points upload the next chunk during an MSM).
+        // beside it (streamed points upload the next chunk during an MSM;
+        // the next circuit's a, b, c go up during this one's MSMs).
         const size_t piece = 4 * c2p::host::STAGE_BYTES;
         for (size_t off = 0; err == cudaSuccess && off < bytes; off += piece) {
             c2p::host::staging_t* st = nullptr;
@@ -367,6 +370,8 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, void*
                 err = c2p::host::staged_upload(static_cast<char*>(ptr) + off, static_cast<const char*>(host) + off,
                                                std::min(piece, bytes - off), *st, slot, stream.s);
         }
+        if (err == cudaSuccess && capacity > bytes)
+            err = cudaMemsetAsync(static_cast<char*>(ptr) + bytes, 0, capacity - bytes, stream.s);
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
         if (err != cudaSuccess) {
             cudaFree(ptr);

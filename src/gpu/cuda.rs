@@ -12,7 +12,13 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
     fn c2p_cuda_last_error() -> *const c_char;
-    fn c2p_cuda_upload(device: c_int, host: *const c_void, bytes: usize, out: *mut *mut c_void) -> c_int;
+    fn c2p_cuda_upload(
+        device: c_int,
+        host: *const c_void,
+        bytes: usize,
+        capacity: usize,
+        out: *mut *mut c_void,
+    ) -> c_int;
     fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_msm(
         device: c_int,
@@ -45,6 +51,7 @@ extern "C" {
         b: *const c_void,
         c: *const c_void,
         abc_size: usize,
+        abc_device: *const *mut c_void,
         consts: *const HConstants,
         overlap: c_int,
         h_out: *mut c_void,
@@ -284,6 +291,7 @@ pub fn quotient(
             b.as_ptr().cast(),
             c.as_ptr().cast(),
             n,
+            std::ptr::null(),
             &consts,
             c_int::from(overlap),
             h.as_mut_ptr().cast(),
@@ -463,14 +471,21 @@ impl DeviceBuffer {
     /// A copy of `values` on GPU `device`, through the pinned staging
     /// buffers.
     fn upload<T>(device: usize, values: &[T], what: &str) -> Result<DeviceBuffer> {
+        DeviceBuffer::upload_padded(device, values, std::mem::size_of_val(values), what)
+    }
+
+    /// A copy of `values` in a device array of `capacity` bytes (at least
+    /// the values' size), zero past the values.
+    fn upload_padded<T>(device: usize, values: &[T], capacity: usize, what: &str) -> Result<DeviceBuffer> {
         let mut ptr = std::ptr::null_mut();
         // SAFETY: `values` is a live slice of size_of_val(values) bytes; ptr
-        // is a valid output location.
+        // is a valid output location; the call checks capacity >= bytes.
         let status = unsafe {
             c2p_cuda_upload(
                 device as c_int,
                 values.as_ptr().cast(),
                 std::mem::size_of_val(values),
+                capacity,
                 &mut ptr,
             )
         };
@@ -646,17 +661,37 @@ pub fn upload_scalars(device: usize, scalars: &[Fr]) -> Result<DeviceScalars> {
     })
 }
 
-/// The H step on GPU `device` with h left in its memory (the m − 1
-/// coefficients, for `msm_g1` over the h points): no download, no upload.
-pub fn quotient_on_device(
-    device: usize,
-    domain: &Domain,
-    a: &[Fr],
-    b: &[Fr],
-    c: &[Fr],
-) -> Result<(DeviceScalars, HTiming)> {
-    let n = a.len();
-    if b.len() != n || c.len() != n || n > domain.m {
+/// A circuit's a, b, c on one GPU ahead of its H step, each zero-padded to
+/// the domain (3 × 32 × m bytes), freed on drop unless an H step takes them.
+pub struct DeviceAbc {
+    bufs: [DeviceBuffer; 3],
+    /// Entries of a, b, c before the padding.
+    len: usize,
+    log_m: u32,
+}
+
+/// a, b, c (one length, at most the domain's size) to GPU `device` for an H
+/// step over `domain`, through the pinned staging buffers taken piece by
+/// piece, so that another circuit's MSMs upload their scalars in between.
+pub fn upload_abc(device: usize, domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<DeviceAbc> {
+    check_abc(domain, a.len(), b.len(), c.len())?;
+    let capacity = domain.m * std::mem::size_of::<Fr>();
+    let up = |v: &[Fr]| DeviceBuffer::upload_padded(device, v, capacity, "uploading a, b, c to the GPU");
+    Ok(DeviceAbc {
+        bufs: [up(a)?, up(b)?, up(c)?],
+        len: a.len(),
+        log_m: domain.log_m,
+    })
+}
+
+/// The H step's inputs: on the host, or already on the GPU.
+pub enum Abc<'a> {
+    Host { a: &'a [Fr], b: &'a [Fr], c: &'a [Fr] },
+    Device(DeviceAbc),
+}
+
+fn check_abc(domain: &Domain, a: usize, b: usize, c: usize) -> Result<()> {
+    if b != a || c != a || a > domain.m {
         return Err(Error::size_mismatch(
             "a, b, c must have one length, at most the domain size",
         ));
@@ -667,19 +702,55 @@ pub fn quotient_on_device(
             format!("the GPU H step handles domains up to 2^{MAX_LOG_M}"),
         ));
     }
+    Ok(())
+}
+
+/// The H step on GPU `device` with h left in its memory (the m − 1
+/// coefficients, for `msm_g1` over the h points): no download; a, b, c
+/// uploaded here unless they are on the device already (then consumed).
+pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(DeviceScalars, HTiming)> {
+    let host = std::ptr::null::<c_void>();
+    let (a, b, c, n, on_device) = match abc {
+        Abc::Host { a, b, c } => {
+            check_abc(domain, a.len(), b.len(), c.len())?;
+            (
+                a.as_ptr().cast(),
+                b.as_ptr().cast(),
+                c.as_ptr().cast(),
+                a.len(),
+                None,
+            )
+        }
+        Abc::Device(abc) => {
+            if abc.log_m != domain.log_m || abc.bufs.iter().any(|buf| buf.device != device as c_int) {
+                return Err(Error::invalid(format!(
+                    "a, b, c uploaded for 2^{} on GPU {} used for 2^{} on GPU {device}",
+                    abc.log_m, abc.bufs[0].device, domain.log_m
+                )));
+            }
+            // The H step takes the arrays over (it frees them, or hands b's
+            // back as h), so they leave their owners here.
+            let len = abc.len;
+            let ptrs = abc.bufs.map(|buf| std::mem::ManuallyDrop::new(buf).ptr);
+            (host, host, host, len, Some(ptrs))
+        }
+    };
     let consts = HConstants::of(domain);
     let mut timing = HTiming::default();
     let mut h = std::ptr::null_mut();
-    // SAFETY: a, b, c hold n elements each; the constants, timing and the
+    // SAFETY: a, b, c hold n elements each on the host, or `on_device` holds
+    // three live device arrays of m elements on this GPU (checked above)
+    // that the call takes over on every path; the constants, timing and the
     // device-pointer output are valid for the call; h_out is unused.
     let status = unsafe {
         c2p_cuda_quotient(
             device as c_int,
             domain.log_m as c_int,
-            a.as_ptr().cast(),
-            b.as_ptr().cast(),
-            c.as_ptr().cast(),
+            a,
+            b,
+            c,
             n,
+            on_device.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()),
             &consts,
             1,
             std::ptr::null_mut(),

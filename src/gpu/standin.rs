@@ -121,13 +121,20 @@ pub fn upload_scalars(_device: usize, _scalars: &[Fr]) -> Result<DeviceScalars> 
     Err(unsupported())
 }
 
-pub fn quotient_on_device(
-    _device: usize,
-    _domain: &Domain,
-    _a: &[Fr],
-    _b: &[Fr],
-    _c: &[Fr],
-) -> Result<(DeviceScalars, HTiming)> {
+/// a, b, c on a GPU (never created in this build).
+pub struct DeviceAbc(());
+
+pub fn upload_abc(_device: usize, _domain: &Domain, _a: &[Fr], _b: &[Fr], _c: &[Fr]) -> Result<DeviceAbc> {
+    Err(unsupported())
+}
+
+/// The H step's inputs: on the host, or already on the GPU.
+pub enum Abc<'a> {
+    Host { a: &'a [Fr], b: &'a [Fr], c: &'a [Fr] },
+    Device(DeviceAbc),
+}
+
+pub fn quotient_on_device(_device: usize, _domain: &Domain, _abc: Abc) -> Result<(DeviceScalars, HTiming)> {
     Err(unsupported())
 }
 

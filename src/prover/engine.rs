@@ -187,9 +187,31 @@ pub fn next_device(allowed: &[usize]) -> usize {
 
 /// The lane of GPU `device`: held for one circuit's GPU stage.
 pub fn gpu_lane(device: usize) -> MutexGuard<'static, ()> {
+    lane(device).lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The lane of GPU `device` if no circuit holds it now.
+pub fn try_gpu_lane(device: usize) -> Option<MutexGuard<'static, ()>> {
+    match lane(device).try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
+fn lane(device: usize) -> &'static Mutex<()> {
     const LANES: usize = 64;
     static LANE: [Mutex<()>; LANES] = [const { Mutex::new(()) }; LANES];
-    LANE[device % LANES].lock().unwrap_or_else(|e| e.into_inner())
+    &LANE[device % LANES]
+}
+
+/// The upload slot of GPU `device`: held by a circuit from the upload of
+/// its a, b, c ahead of its GPU stage until it holds the lane, so that GPU
+/// memory holds at most one circuit's waiting a, b, c.
+pub fn upload_slot(device: usize) -> MutexGuard<'static, ()> {
+    const SLOTS: usize = 64;
+    static SLOT: [Mutex<()>; SLOTS] = [const { Mutex::new(()) }; SLOTS];
+    SLOT[device % SLOTS].lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where proving time goes, summed over every circuit proved in this
@@ -208,9 +230,14 @@ pub enum Stage {
     /// When the points stream: selecting the density-masked witness
     /// scalars on the CPU (resident points need no selection here).
     CpuSelect,
+    /// The upload of a, b, c ahead of the GPU stage, outside the lane
+    /// (while another circuit's GPU stage runs), with the wait for the
+    /// GPU's upload slot.
+    AbcAhead,
     /// Waiting for the GPU's lane (another circuit's GPU stage).
     LaneWait,
-    /// The H step on the GPU (upload of a, b, c, the NTTs).
+    /// The H step on the GPU (the upload of a, b, c unless it went ahead,
+    /// the NTTs).
     GpuH,
     /// The five MSMs on the GPU.
     GpuMsm,
@@ -231,10 +258,11 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 13;
+    const COUNT: usize = 14;
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::ParamsUpload,
         Stage::CpuSelect,
+        Stage::AbcAhead,
         Stage::LaneWait,
         Stage::GpuH,
         Stage::GpuMsm,

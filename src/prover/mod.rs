@@ -27,7 +27,7 @@ use crate::proof::Proof;
 use rand_core::{OsRng, RngCore};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
 /// Proves every circuit with its own r and s (`r[i]`, `s[i]` for circuit i).
@@ -47,10 +47,11 @@ pub fn prove(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -
 /// `ErrorKind::Cancelled` soon after `cancelled` is set (it is looked at
 /// between circuits and between proving stages).
 ///
-/// With one GPU (or the CPU) the circuits are proved one after another.
-/// With several, each allowed GPU has a worker that takes the next circuit
-/// not yet started, so a job's circuits spread over the GPUs; each circuit
-/// holds only its own GPU's lane.
+/// On the CPU the circuits are proved one after another. With GPUs, each
+/// allowed GPU has two workers that take the next circuit not yet started,
+/// so a job's circuits spread over the GPUs, and on each GPU one circuit's
+/// a, b, c go up while the other's GPU stage runs; each circuit holds only
+/// its own GPU's lane.
 pub fn prove_cancellable(
     params: &Parameters,
     circuits: &[Assignment],
@@ -69,7 +70,14 @@ pub fn prove_cancellable(
         on_gpu: true,
     };
     let prove_on = |i: usize, device: usize| prove_one(&call, i, &circuits[i], &r[i], &s[i], device);
-    if allowed.len() <= 1 || circuits.len() == 1 {
+    // Workers in GPU order (0, 1, .., 0, 1, ..), so that a few circuits
+    // still spread over the GPUs.
+    let per_gpu = if gpu::available() { WORKERS_PER_GPU } else { 1 };
+    let workers: Vec<usize> = (0..per_gpu)
+        .flat_map(|_| allowed.iter().copied())
+        .take(circuits.len())
+        .collect();
+    if workers.len() <= 1 {
         let device = engine::next_device(&allowed);
         return (0..circuits.len()).map(|i| prove_on(i, device)).collect();
     }
@@ -78,7 +86,7 @@ pub fn prove_cancellable(
     let results: Vec<std::sync::Mutex<Option<Result<Proof>>>> =
         circuits.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
-        for &device in allowed.iter().take(circuits.len()) {
+        for device in workers {
             let (next, failed, results, prove_on) = (&next, &failed, &results, &prove_on);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -114,6 +122,10 @@ pub fn prove_cancellable(
             Ok(proofs)
         })
 }
+
+/// Workers per GPU in one call: one in the GPU's lane, one uploading the
+/// next circuit's a, b, c and waiting for the lane.
+const WORKERS_PER_GPU: usize = 2;
 
 fn check_cancelled(cancelled: &AtomicBool) -> Result<()> {
     if cancelled.load(Ordering::Relaxed) {
@@ -366,6 +378,7 @@ fn gpu_stage(
     index: usize,
     w: &Assignment,
     sel: Option<&DensitySelected>,
+    (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
     gpu: usize,
 ) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
     let Call {
@@ -375,15 +388,28 @@ fn gpu_stage(
         ..
     } = *call;
     let queued = Instant::now();
-    let _lane = engine::gpu_lane(gpu);
+    let _lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
+    // In the lane, this circuit's a, b, c no longer wait: the next
+    // circuit's may go up.
+    let abc = match ahead {
+        Some(Ahead { abc, slot }) => {
+            drop(slot);
+            gpu::Abc::Device(abc)
+        }
+        None => gpu::Abc::Host {
+            a: w.a,
+            b: w.b,
+            c: w.c,
+        },
+    };
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
     // With the parameters' points on the GPU, h stays there for its MSM.
     let (h, t) = match device {
         Some(_) => {
-            let (h, t) = gpu::quotient_on_device(gpu, domain, w.a, w.b, w.c)?;
+            let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
             (HValues::Device(h), t)
         }
         None => {
@@ -422,6 +448,60 @@ fn gpu_stage(
     Ok(Ok(sums))
 }
 
+/// A circuit's a, b, c uploaded ahead of its GPU stage, with the GPU's
+/// upload slot held until the circuit is in the lane.
+struct Ahead {
+    abc: gpu::DeviceAbc,
+    slot: MutexGuard<'static, ()>,
+}
+
+/// Whether a, b, c go to the GPU ahead of the lane (`$C2P_ABC_AHEAD=0` turns
+/// it off, to compare).
+fn abc_ahead_enabled() -> bool {
+    static ENABLED: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("C2P_ABC_AHEAD").map_or(true, |v| v != "0"));
+    *ENABLED
+}
+
+/// Uploads w's a, b, c to GPU `gpu` ahead of its lane, when the GPU's
+/// upload slot is free and its memory holds them beside the lane's work
+/// (an H step and MSMs: ~112 bytes per domain element and 3 GiB); `None`
+/// leaves the upload to the H step.
+fn upload_ahead(
+    domain: &Domain,
+    w: &Assignment,
+    gpu: usize,
+    cancelled: &AtomicBool,
+) -> Result<Option<Ahead>> {
+    if !abc_ahead_enabled() {
+        return Ok(None);
+    }
+    let started = Instant::now();
+    let slot = engine::upload_slot(gpu);
+    check_cancelled(cancelled)?;
+    let need = 3 * std::mem::size_of::<Fr>() * domain.m;
+    let headroom = 112 * domain.m + (3 << 30);
+    let free = gpu::free_memory(gpu).unwrap_or(0);
+    if free < need + headroom {
+        log::debug!(
+            "a, b, c not uploaded ahead: {} MiB free on GPU {gpu}, {} MiB wanted",
+            free >> 20,
+            (need + headroom) >> 20
+        );
+        return Ok(None);
+    }
+    let ahead = match gpu::upload_abc(gpu, domain, w.a, w.b, w.c) {
+        Ok(abc) => Some(Ahead { abc, slot }),
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            log::debug!("a, b, c not uploaded ahead ({e}): the H step uploads them");
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    engine::STATS.add(engine::Stage::AbcAhead, started.elapsed());
+    Ok(ahead)
+}
+
 /// What every circuit of one call shares.
 #[derive(Clone, Copy)]
 struct Call<'a> {
@@ -456,7 +536,15 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
         let sel = device.is_none().then(|| DensitySelected::of(w));
         engine::STATS.add(engine::Stage::CpuSelect, selecting.elapsed());
         check_cancelled(cancelled)?;
-        match gpu_stage(call, device, index, w, sel.as_ref(), gpu)? {
+        // With resident points (h stays on the GPU), a, b, c go up while
+        // another circuit's GPU stage runs; with the lane free, the H step
+        // uploads them itself (overlapped with its transforms).
+        let lane = engine::try_gpu_lane(gpu);
+        let ahead = match (device, &lane) {
+            (Some(_), None) => upload_ahead(domain, w, gpu, cancelled)?,
+            _ => None,
+        };
+        match gpu_stage(call, device, index, w, sel.as_ref(), (ahead, lane), gpu)? {
             Ok(sums) => sums,
             Err(h) => {
                 let cpu = Instant::now();
