@@ -167,6 +167,8 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m)) {
         c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_quotient arguments (device, log_m <= 28, abc_size <= 2^log_m)",
                           __FILE__, __LINE__);
+        // The arrays are freed on their own device (d_a.. on return).
+        if (abc_device && device >= 0 && device < MAX_DEVICES) cudaSetDevice(device);
         return cudaErrorInvalidValue;
     }
     const uint64_t m = 1ull << log_m;

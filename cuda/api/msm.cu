@@ -383,6 +383,27 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
     return (int)run();
 }
 
+// Copies `bytes` of device memory at `ptr` (from c2p_cuda_upload or
+// c2p_cuda_quotient) on device `device` to `host`, through the pinned
+// staging buffers (for tests and checks: h as the H step left it).
+extern "C" int c2p_cuda_download(int device, const void* ptr, size_t bytes, void* host) {
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_download device", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    auto run = [&]() -> cudaError_t {
+        C2P_CUDA_OK(cudaSetDevice(device));
+        stream_t stream;
+        C2P_CUDA_OK(stream.create());
+        c2p::host::staging_t* st = nullptr;
+        std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
+        C2P_CUDA_OK(c2p::host::staging_buffers(device, &st));
+        C2P_CUDA_OK(c2p::host::staged_download(host, ptr, bytes, *st, stream.s));
+        return cudaStreamSynchronize(stream.s);
+    };
+    return (int)run();
+}
+
 // Frees device memory handed out by c2p_cuda_upload or left by
 // c2p_cuda_quotient.
 extern "C" int c2p_cuda_free(int device, void* ptr) {

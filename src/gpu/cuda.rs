@@ -20,6 +20,7 @@ extern "C" {
         out: *mut *mut c_void,
     ) -> c_int;
     fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_download(device: c_int, ptr: *const c_void, bytes: usize, host: *mut c_void) -> c_int;
     fn c2p_cuda_msm(
         device: c_int,
         curve: c_int,
@@ -648,6 +649,24 @@ impl DeviceScalars {
         self.len
     }
 
+    /// A copy on the host (for checks: h as the H step left it).
+    pub fn to_host(&self) -> Result<Vec<Fr>> {
+        let mut out = vec![Fr::ZERO; self.len];
+        // SAFETY: the buffer holds at least len elements on its device (an
+        // upload of len scalars, or h's m elements for len = m − 1); `out`
+        // has room for len.
+        let status = unsafe {
+            c2p_cuda_download(
+                self.buf.device,
+                self.buf.ptr.cast_const(),
+                std::mem::size_of_val(out.as_slice()),
+                out.as_mut_ptr().cast(),
+            )
+        };
+        check(status, "copying scalars from the GPU")?;
+        Ok(out)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -709,6 +728,7 @@ fn check_abc(domain: &Domain, a: usize, b: usize, c: usize) -> Result<()> {
 /// coefficients, for `msm_g1` over the h points): no download; a, b, c
 /// uploaded here unless they are on the device already (then consumed).
 pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(DeviceScalars, HTiming)> {
+    let consts = HConstants::of(domain);
     let host = std::ptr::null::<c_void>();
     let (a, b, c, n, on_device) = match abc {
         Abc::Host { a, b, c } => {
@@ -735,7 +755,6 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             (host, host, host, len, Some(ptrs))
         }
     };
-    let consts = HConstants::of(domain);
     let mut timing = HTiming::default();
     let mut h = std::ptr::null_mut();
     // SAFETY: a, b, c hold n elements each on the host, or `on_device` holds

@@ -150,6 +150,13 @@ impl DeviceCache {
         self.residency
     }
 
+    /// The parameters' copy on GPU `device` once the first proof there has
+    /// made it or declined it (`Some(None)`: the points stay on the host);
+    /// `None` before that.
+    pub fn decided(&self, device: usize) -> Option<Option<&Arc<DeviceParams>>> {
+        self.copies.get(device)?.get().map(Option::as_ref)
+    }
+
     /// The parameters' copy on GPU `device`, uploaded now if this is the
     /// first proof there and the residency allows it; `None` when the
     /// points stay on the host.

@@ -105,6 +105,10 @@ impl DeviceScalars {
         0
     }
 
+    pub fn to_host(&self) -> Result<Vec<Fr>> {
+        Err(unsupported())
+    }
+
     pub fn is_empty(&self) -> bool {
         true
     }

@@ -214,6 +214,16 @@ pub fn upload_slot(device: usize) -> MutexGuard<'static, ()> {
     SLOT[device % SLOTS].lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The largest domain (elements) proved on GPU `device` so far, after
+/// counting `m`: the size of the work that may hold its lane, for the
+/// headroom left beside a, b, c uploaded ahead.
+pub fn largest_domain(device: usize, m: usize) -> usize {
+    const GPUS: usize = 64;
+    static LARGEST: [AtomicU64; GPUS] = [const { AtomicU64::new(0) }; GPUS];
+    let before = LARGEST[device % GPUS].fetch_max(m as u64, Ordering::Relaxed);
+    (before as usize).max(m)
+}
+
 /// Where proving time goes, summed over every circuit proved in this
 /// process (for `c2prover bench` and the logs; cheap atomics).
 pub struct Stats {

@@ -48,10 +48,11 @@ pub fn prove(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -
 /// between circuits and between proving stages).
 ///
 /// On the CPU the circuits are proved one after another. With GPUs, each
-/// allowed GPU has two workers that take the next circuit not yet started,
-/// so a job's circuits spread over the GPUs, and on each GPU one circuit's
-/// a, b, c go up while the other's GPU stage runs; each circuit holds only
-/// its own GPU's lane.
+/// allowed GPU has a worker (two when the next circuit's inputs can go up
+/// ahead: resident parameters, an H step on the GPU) that takes the next
+/// circuit not yet started, so a job's circuits spread over the GPUs, and
+/// on each GPU one circuit's a, b, c and aux go up while the other's GPU
+/// stage runs; each circuit holds only its own GPU's lane.
 pub fn prove_cancellable(
     params: &Parameters,
     circuits: &[Assignment],
@@ -72,7 +73,11 @@ pub fn prove_cancellable(
     let prove_on = |i: usize, device: usize| prove_one(&call, i, &circuits[i], &r[i], &s[i], device);
     // Workers in GPU order (0, 1, .., 0, 1, ..), so that a few circuits
     // still spread over the GPUs.
-    let per_gpu = if gpu::available() { WORKERS_PER_GPU } else { 1 };
+    let ahead = gpu::available()
+        && abc_ahead_enabled()
+        && gpu::handles_domain(domain.log_m)
+        && params.device.residency().resolve() != gpu::Residency::Never;
+    let per_gpu = if ahead { WORKERS_PER_GPU } else { 1 };
     let workers: Vec<usize> = (0..per_gpu)
         .flat_map(|_| allowed.iter().copied())
         .take(circuits.len())
@@ -223,7 +228,13 @@ impl DensitySelected {
 /// GPU splits each scalar vector itself (zeros skipped, ones summed) and
 /// applies the density bitmaps to the aux vector itself, so the CPU selects
 /// nothing but the few inputs of B.
-fn gpu_sums(device: &gpu::DeviceParams, gpu: usize, w: &Assignment, h: HValues) -> Result<QuerySums> {
+fn gpu_sums(
+    device: &gpu::DeviceParams,
+    gpu: usize,
+    w: &Assignment,
+    h: HValues,
+    aux_ahead: Option<gpu::DeviceScalars>,
+) -> Result<QuerySums> {
     use engine::Stage;
     // Each query's MSMs, timed as a stage of their own.
     fn timed<T>(stage: Stage, msm: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -238,16 +249,19 @@ fn gpu_sums(device: &gpu::DeviceParams, gpu: usize, w: &Assignment, h: HValues) 
         HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h)),
     })?;
     // The aux values go up once for the four MSMs that read them (L, A,
-    // B_G1, B_G2), counted with L; without room for that copy, each MSM
-    // uploads them.
-    let aux_on_gpu = timed(Stage::MsmL, || match gpu::upload_scalars(gpu, w.aux) {
-        Ok(aux) => Ok(Some(aux)),
-        Err(e) if e.kind == ErrorKind::OutOfMemory => {
-            log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    })?;
+    // B_G1, B_G2), here (counted with L) unless they went up ahead; without
+    // room for that copy, each MSM uploads them.
+    let aux_on_gpu = match aux_ahead {
+        Some(aux) => Some(aux),
+        None => timed(Stage::MsmL, || match gpu::upload_scalars(gpu, w.aux) {
+            Ok(aux) => Ok(Some(aux)),
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        })?,
+    };
     let aux = || match &aux_on_gpu {
         Some(aux) => gpu::Scalars::Shared(aux),
         None => gpu::Scalars::Host(w.aux),
@@ -393,16 +407,19 @@ fn gpu_stage(
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // In the lane, this circuit's a, b, c no longer wait: the next
     // circuit's may go up.
-    let abc = match ahead {
-        Some(Ahead { abc, slot }) => {
+    let (abc, aux) = match ahead {
+        Some(Ahead { abc, aux, slot }) => {
             drop(slot);
-            gpu::Abc::Device(abc)
+            (gpu::Abc::Device(abc), aux)
         }
-        None => gpu::Abc::Host {
-            a: w.a,
-            b: w.b,
-            c: w.c,
-        },
+        None => (
+            gpu::Abc::Host {
+                a: w.a,
+                b: w.b,
+                c: w.c,
+            },
+            None,
+        ),
     };
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
@@ -427,7 +444,7 @@ fn gpu_stage(
     engine::STATS.add(engine::Stage::GpuH, h_done - waited);
     check_cancelled(cancelled)?;
     let sums = match (device, h, sel) {
-        (Some(device), h, _) => gpu_sums(device, gpu, w, h)?,
+        (Some(device), h, _) => gpu_sums(device, gpu, w, h, aux)?,
         (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, gpu, w, sel, &h) {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 // Other work holds the GPU's memory: this circuit's MSMs
@@ -452,51 +469,64 @@ fn gpu_stage(
 /// upload slot held until the circuit is in the lane.
 struct Ahead {
     abc: gpu::DeviceAbc,
+    /// The aux values for the L, A and B MSMs (`None`: no room).
+    aux: Option<gpu::DeviceScalars>,
     slot: MutexGuard<'static, ()>,
 }
 
-/// Whether a, b, c go to the GPU ahead of the lane (`$C2P_ABC_AHEAD=0` turns
-/// it off, to compare).
+/// Whether a, b, c and aux go to the GPU ahead of the lane
+/// (`$C2P_ABC_AHEAD=0` turns it off, to compare).
 fn abc_ahead_enabled() -> bool {
     static ENABLED: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("C2P_ABC_AHEAD").map_or(true, |v| v != "0"));
     *ENABLED
 }
 
-/// Uploads w's a, b, c to GPU `gpu` ahead of its lane, when the GPU's
-/// upload slot is free and its memory holds them beside the lane's work
-/// (an H step and MSMs: ~112 bytes per domain element and 3 GiB); `None`
-/// leaves the upload to the H step.
+/// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
+/// the GPU's upload slot is free and its memory holds them beside the
+/// lane's work (an H step and MSMs of the largest domain proved there:
+/// ~112 bytes per element and 3 GiB); `None` leaves the uploads to the
+/// lane.
 fn upload_ahead(
     domain: &Domain,
     w: &Assignment,
     gpu: usize,
     cancelled: &AtomicBool,
 ) -> Result<Option<Ahead>> {
-    if !abc_ahead_enabled() {
-        return Ok(None);
-    }
     let started = Instant::now();
     let slot = engine::upload_slot(gpu);
     check_cancelled(cancelled)?;
-    let need = 3 * std::mem::size_of::<Fr>() * domain.m;
-    let headroom = 112 * domain.m + (3 << 30);
+    let fr = std::mem::size_of::<Fr>();
+    let (abc_bytes, aux_bytes) = (3 * fr * domain.m, std::mem::size_of_val(w.aux));
+    let headroom = 112 * engine::largest_domain(gpu, domain.m) + (3 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
-    if free < need + headroom {
+    let ahead = if free < abc_bytes + headroom {
         log::debug!(
             "a, b, c not uploaded ahead: {} MiB free on GPU {gpu}, {} MiB wanted",
             free >> 20,
-            (need + headroom) >> 20
+            (abc_bytes + headroom) >> 20
         );
-        return Ok(None);
-    }
-    let ahead = match gpu::upload_abc(gpu, domain, w.a, w.b, w.c) {
-        Ok(abc) => Some(Ahead { abc, slot }),
-        Err(e) if e.kind == ErrorKind::OutOfMemory => {
-            log::debug!("a, b, c not uploaded ahead ({e}): the H step uploads them");
-            None
+        None
+    } else {
+        match gpu::upload_abc(gpu, domain, w.a, w.b, w.c) {
+            Ok(abc) => {
+                let aux = if free >= abc_bytes + aux_bytes + headroom {
+                    match gpu::upload_scalars(gpu, w.aux) {
+                        Ok(aux) => Some(aux),
+                        Err(e) if e.kind == ErrorKind::OutOfMemory => None,
+                        Err(e) => return Err(e),
+                    }
+                } else {
+                    None
+                };
+                Some(Ahead { abc, aux, slot })
+            }
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!("a, b, c not uploaded ahead ({e}): the H step uploads them");
+                None
+            }
+            Err(e) => return Err(e),
         }
-        Err(e) => return Err(e),
     };
     engine::STATS.add(engine::Stage::AbcAhead, started.elapsed());
     Ok(ahead)
@@ -525,9 +555,12 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
         // The parameters go to the GPU on first use (or stay on the host),
         // inside the lane: the decision reads the GPU's free memory, which
         // another circuit's GPU stage would be using.
-        let device = {
-            let _lane = engine::gpu_lane(gpu);
-            params.device.get_or_upload(params, gpu)
+        let device = match params.device.decided(gpu) {
+            Some(device) => device,
+            None => {
+                let _lane = engine::gpu_lane(gpu);
+                params.device.get_or_upload(params, gpu)
+            }
         };
         let selecting = Instant::now();
         engine::STATS.add(engine::Stage::ParamsUpload, selecting - started);
@@ -541,7 +574,7 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
         // uploads them itself (overlapped with its transforms).
         let lane = engine::try_gpu_lane(gpu);
         let ahead = match (device, &lane) {
-            (Some(_), None) => upload_ahead(domain, w, gpu, cancelled)?,
+            (Some(_), None) if abc_ahead_enabled() => upload_ahead(domain, w, gpu, cancelled)?,
             _ => None,
         };
         match gpu_stage(call, device, index, w, sel.as_ref(), (ahead, lane), gpu)? {
