@@ -58,24 +58,31 @@ mod with_cuda {
     /// An operation and what blst computes for it.
     type Case<T> = (FieldOp, fn(T, T) -> T);
 
-    /// Runs every case on the GPU and compares each result with the CPU's.
-    fn check_cases<T: Copy, const L: usize>(cases: &[Case<T>], a: &[T], b: &[T], limbs: fn(&T) -> [u64; L]) {
+    /// Where the CUDA arithmetic runs: `field_op` (the GPU) or
+    /// `field_op_on_host` (its host emulation).
+    type Runner<const L: usize> = fn(FieldOp, &[[u64; L]], &[[u64; L]]) -> c2prover::Result<Vec<[u64; L]>>;
+
+    /// Runs every case and compares each result with the CPU's.
+    fn check_cases<T: Copy, const L: usize>(
+        run: Runner<L>,
+        cases: &[Case<T>],
+        a: &[T],
+        b: &[T],
+        limbs: fn(&T) -> [u64; L],
+    ) {
         let la: Vec<[u64; L]> = a.iter().map(limbs).collect();
         let lb: Vec<[u64; L]> = b.iter().map(limbs).collect();
         for (op, cpu) in cases {
-            let gpu = field_op(*op, &la, &lb).unwrap();
+            let got = run(*op, &la, &lb).unwrap();
             for i in 0..a.len() {
-                assert_eq!(gpu[i], limbs(&cpu(a[i], b[i])), "{op:?} at {i}");
+                assert_eq!(got[i], limbs(&cpu(a[i], b[i])), "{op:?} at {i}");
             }
         }
     }
 
-    #[test]
-    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
-    fn fr_arithmetic_equals_blst() {
-        let _gpu = gpu("fr_arithmetic_equals_blst");
-        let a = fr_inputs(OPS, 1);
-        let mut b = fr_inputs(OPS, 2);
+    fn fr_suite(run: Runner<4>, n: usize) {
+        let a = fr_inputs(n, 1);
+        let mut b = fr_inputs(n, 2);
         b.rotate_left(2); // pair the edge cases with each other differently
         let cases: [Case<Fr>; 5] = [
             (FieldOp::Mul, |x, y| x * y),
@@ -84,7 +91,7 @@ mod with_cuda {
             (FieldOp::Sqr, |x, _| x.square()),
             (FieldOp::Neg, |x, _| -x),
         ];
-        check_cases(&cases, &a, &b, |x| x.0.l);
+        check_cases(run, &cases, &a, &b, |x| x.0.l);
         // Montgomery conversions: to_mont(canonical) and back.
         let la: Vec<[u64; 4]> = a.iter().map(|x| x.0.l).collect();
         let canonical: Vec<[u64; 4]> = a
@@ -94,16 +101,13 @@ mod with_cuda {
                 std::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
             })
             .collect();
-        assert_eq!(field_op(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
-        assert_eq!(field_op(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+        assert_eq!(run(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
+        assert_eq!(run(FieldOp::FromMont, &la, &la).unwrap(), canonical);
     }
 
-    #[test]
-    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
-    fn fp_arithmetic_equals_blst() {
-        let _gpu = gpu("fp_arithmetic_equals_blst");
-        let a = fp_inputs(OPS, 3);
-        let mut b = fp_inputs(OPS, 4);
+    fn fp_suite(run: Runner<6>, n: usize) {
+        let a = fp_inputs(n, 3);
+        let mut b = fp_inputs(n, 4);
         b.rotate_left(2);
         let cases: [Case<Fp>; 5] = [
             (FieldOp::Mul, |x, y| x * y),
@@ -112,11 +116,33 @@ mod with_cuda {
             (FieldOp::Sqr, |x, _| x.square()),
             (FieldOp::Neg, |x, _| -x),
         ];
-        check_cases(&cases, &a, &b, |x| x.0.l);
+        check_cases(run, &cases, &a, &b, |x| x.0.l);
         let la: Vec<[u64; 6]> = a.iter().map(|x| x.0.l).collect();
         let canonical: Vec<[u64; 6]> = a.iter().map(Fp::to_canonical_limbs).collect();
-        assert_eq!(field_op(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
-        assert_eq!(field_op(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+        assert_eq!(run(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
+        assert_eq!(run(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn fr_arithmetic_equals_blst() {
+        let _gpu = gpu("fr_arithmetic_equals_blst");
+        fr_suite(field_op, OPS);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn fp_arithmetic_equals_blst() {
+        let _gpu = gpu("fp_arithmetic_equals_blst");
+        fp_suite(field_op, OPS);
+    }
+
+    /// The same arithmetic, algorithm for algorithm, on the host (no GPU
+    /// needed: this runs in CI).
+    #[test]
+    fn host_emulated_field_arithmetic_equals_blst() {
+        fr_suite(c2prover::gpu::field_op_on_host, 1 << 16);
+        fp_suite(c2prover::gpu::field_op_on_host, 1 << 16);
     }
 
     #[test]

@@ -8,19 +8,23 @@ namespace {
 enum op_t { OP_MUL = 0, OP_ADD = 1, OP_SUB = 2, OP_SQR = 3, OP_TO_MONT = 4, OP_FROM_MONT = 5, OP_NEG = 6 };
 
 template <class F>
+__host__ __device__ F apply(int op, const F& x, const F& y) {
+    switch (op) {
+        case OP_MUL: return x * y;
+        case OP_ADD: return x + y;
+        case OP_SUB: return x - y;
+        case OP_SQR: return x.sqr();
+        case OP_TO_MONT: return F::to_mont(x);
+        case OP_FROM_MONT: return x.from_mont();
+        default: return -x;
+    }
+}
+
+template <class F>
 __global__ void field_op(int op, const F* a, const F* b, F* out, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    F x = a[i], y = b[i];
-    switch (op) {
-        case OP_MUL: out[i] = x * y; break;
-        case OP_ADD: out[i] = x + y; break;
-        case OP_SUB: out[i] = x - y; break;
-        case OP_SQR: out[i] = x.sqr(); break;
-        case OP_TO_MONT: out[i] = F::to_mont(x); break;
-        case OP_FROM_MONT: out[i] = x.from_mont(); break;
-        default: out[i] = -x; break;
-    }
+    out[i] = apply(op, a[i], b[i]);
 }
 
 template <class F>
@@ -52,4 +56,19 @@ extern "C" int c2p_cuda_field_op(int device, int field, int op, const void* a, c
                                  size_t n) {
     cudaError_t err = field == 0 ? run<c2p::fr_t>(device, op, a, b, out, n) : run<c2p::fp_t>(device, op, a, b, out, n);
     return (int)err;
+}
+
+// The same operations run on the host, through the CUDA arithmetic's host
+// emulation (the PTX carry-flag instructions emulated one by one): checks
+// the device code's algorithms on a machine without a GPU.
+extern "C" void c2p_host_field_op(int field, int op, const void* a, const void* b, void* out, size_t n) {
+    if (field == 0) {
+        const c2p::fr_t *x = static_cast<const c2p::fr_t*>(a), *y = static_cast<const c2p::fr_t*>(b);
+        c2p::fr_t* r = static_cast<c2p::fr_t*>(out);
+        for (size_t i = 0; i < n; i++) r[i] = apply(op, x[i], y[i]);
+    } else {
+        const c2p::fp_t *x = static_cast<const c2p::fp_t*>(a), *y = static_cast<const c2p::fp_t*>(b);
+        c2p::fp_t* r = static_cast<c2p::fp_t*>(out);
+        for (size_t i = 0; i < n; i++) r[i] = apply(op, x[i], y[i]);
+    }
 }

@@ -88,6 +88,14 @@ extern "C" {
         out: *mut c_void,
         n: usize,
     ) -> c_int;
+    fn c2p_host_field_op(
+        field: c_int,
+        op: c_int,
+        a: *const c_void,
+        b: *const c_void,
+        out: *mut c_void,
+        n: usize,
+    );
 }
 
 /// cudaErrorMemoryAllocation.
@@ -358,16 +366,45 @@ pub enum FieldOp {
     Neg = 6,
 }
 
-/// out[i] = a[i] op b[i] over Fr (`L` = 4 limbs of 64 bits) or Fp (`L` = 6).
-pub fn field_op<const L: usize>(op: FieldOp, a: &[[u64; L]], b: &[[u64; L]]) -> Result<Vec<[u64; L]>> {
-    let field = match L {
-        4 => 0,
-        6 => 1,
-        _ => return Err(Error::invalid("field elements have 4 (Fr) or 6 (Fp) limbs")),
-    };
+/// The CUDA side's field number for elements of `L` 64-bit limbs.
+fn field_of<const L: usize>(a: &[[u64; L]], b: &[[u64; L]]) -> Result<c_int> {
     if a.len() != b.len() {
         return Err(Error::size_mismatch("a and b differ in length"));
     }
+    match L {
+        4 => Ok(0),
+        6 => Ok(1),
+        _ => Err(Error::invalid("field elements have 4 (Fr) or 6 (Fp) limbs")),
+    }
+}
+
+/// `field_op` computed on the host by the CUDA code's own arithmetic (its
+/// carry-flag instructions emulated): checks the device algorithms where
+/// there is no GPU.
+pub fn field_op_on_host<const L: usize>(
+    op: FieldOp,
+    a: &[[u64; L]],
+    b: &[[u64; L]],
+) -> Result<Vec<[u64; L]>> {
+    let field = field_of(a, b)?;
+    let mut out = vec![[0u64; L]; a.len()];
+    // SAFETY: a, b and out hold a.len() elements of the field's size.
+    unsafe {
+        c2p_host_field_op(
+            field,
+            op as c_int,
+            a.as_ptr().cast(),
+            b.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            a.len(),
+        )
+    };
+    Ok(out)
+}
+
+/// out[i] = a[i] op b[i] over Fr (`L` = 4 limbs of 64 bits) or Fp (`L` = 6).
+pub fn field_op<const L: usize>(op: FieldOp, a: &[[u64; L]], b: &[[u64; L]]) -> Result<Vec<[u64; L]>> {
+    let field = field_of(a, b)?;
     let mut out = vec![[0u64; L]; a.len()];
     // SAFETY: a, b and out hold a.len() elements of the field's size.
     let status = unsafe {
