@@ -23,6 +23,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=CUDA_HOME");
     println!("cargo:rerun-if-env-changed=C2P_CUDA_ARCHS");
+    // nvcc reads it itself (extra flags, e.g. -D switches for experiments).
+    println!("cargo:rerun-if-env-changed=NVCC_APPEND_FLAGS");
     if env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }

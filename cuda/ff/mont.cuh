@@ -194,12 +194,14 @@ C2P_UNROLL
     // (ptxas, sm_90: the G1 bucket kernel went from 142 registers and a
     // 768-byte stack frame to 150 registers and none).
     __host__ __device__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) && !defined(C2P_FP_MUL_INLINE)
         if constexpr (N <= 8)
             return mul_inline(a, b);
         else
             return mul_call(a, b);
 #else
+        // (C2P_FP_MUL_INLINE, e.g. through NVCC_APPEND_FLAGS: every product
+        // inlined, an experiment now that a product is 456 instructions.)
         return mul_inline(a, b);
 #endif
     }
