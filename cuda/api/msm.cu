@@ -71,6 +71,21 @@ int g1_window_cap() {
     return cap >= 16 && cap <= 22 ? cap : 20;
 }
 
+// Whether bucket sums prefetch the next point: $C2P_MSM_PREFETCH=1 (an
+// experiment; off by default until measured).
+bool msm_prefetch() {
+    static const bool on = c2p::host::env_unsigned("C2P_MSM_PREFETCH", 0) == 1;
+    return on;
+}
+
+// Threads per block of the bucket-sum kernel: $C2P_MSM_CHUNK_THREADS (32,
+// 64, 128 or 256; an experiment: with ~150-175 registers per thread the
+// block size decides how many warps fit on an SM), else THREADS.
+unsigned chunk_threads() {
+    static const unsigned n = c2p::host::env_unsigned("C2P_MSM_CHUNK_THREADS", THREADS);
+    return n == 32 || n == 64 || n == 128 || n == 256 ? n : THREADS;
+}
+
 int bits_for(uint64_t n) {
     int b = 1;
     while (b < 32 && (1ull << b) < n) b++;
@@ -306,8 +321,21 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            c2p::msm::sum_chunks<F, J><<<blocks(total), THREADS, 0, s>>>(points, values_sorted.ptr, chunks.ptr, total,
-                                                                       partial.ptr);
+            // G2 keeps the plain loop: a second Fp2 point in registers
+            // spills (ptxas, sm_90: 384-byte frame instead of 192).
+            const unsigned ct = chunk_threads();
+            const unsigned chunk_blocks = (unsigned)((total + ct - 1) / ct);
+            bool prefetched = false;
+            if constexpr (std::is_same_v<F, c2p::fp_t>) {
+                if (msm_prefetch()) {
+                    c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr,
+                                                                               chunks.ptr, total, partial.ptr);
+                    prefetched = true;
+                }
+            }
+            if (!prefetched)
+                c2p::msm::sum_chunks<F, J, false><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
+                                                                            total, partial.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
                                                                     runs, buckets.ptr + (size_t)w0 * (B + 1));

@@ -134,18 +134,36 @@ __global__ void list_chunks(const uint32_t* counts, const uint32_t* run_offsets,
 }
 
 // Sum of a chunk's points (value: point index with the sign in bit 31).
-template <class F, class P>
+// With PREFETCH, the next point's load is issued before the current
+// addition, so the random gather's latency hides behind the arithmetic (at
+// the cost of one more point in registers).
+template <class F, class P, bool PREFETCH>
 __global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
                            P* partial) {
     size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n_chunks) return;
     const chunk_t ch = chunks[k];
     P acc = P::inf();
-    for (uint32_t e = 0; e < ch.len; e++) {
-        uint32_t v = values[ch.start + e];
-        affine_t<F> p = points[v & 0x7fffffff];
-        if (v >> 31) p.y = -p.y;
-        acc = acc.add_affine(p);
+    if constexpr (PREFETCH) {
+        uint32_t v_next = ch.len ? values[ch.start] : 0;
+        affine_t<F> next = points[v_next & 0x7fffffff];
+        for (uint32_t e = 0; e < ch.len; e++) {
+            const uint32_t v = v_next;
+            affine_t<F> p = next;
+            if (e + 1 < ch.len) {
+                v_next = values[ch.start + e + 1];
+                next = points[v_next & 0x7fffffff];
+            }
+            if (v >> 31) p.y = -p.y;
+            acc = acc.add_affine(p);
+        }
+    } else {
+        for (uint32_t e = 0; e < ch.len; e++) {
+            uint32_t v = values[ch.start + e];
+            affine_t<F> p = points[v & 0x7fffffff];
+            if (v >> 31) p.y = -p.y;
+            acc = acc.add_affine(p);
+        }
     }
     partial[k] = acc;
 }
