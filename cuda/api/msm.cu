@@ -71,11 +71,13 @@ int g1_window_cap() {
     return cap >= 16 && cap <= 22 ? cap : 20;
 }
 
-// Whether bucket sums prefetch the next point: $C2P_MSM_PREFETCH=1 (an
-// experiment; off by default until measured).
-bool msm_prefetch() {
-    static const bool on = c2p::host::env_unsigned("C2P_MSM_PREFETCH", 0) == 1;
-    return on;
+// The G1 bucket-sum kernel: $C2P_MSM_BUCKET_VARIANT 2 prefetches the next
+// point, 3 caps registers at 128 for four blocks per SM; else the plain one
+// (experiments, to be measured).
+enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3 };
+int bucket_variant() {
+    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", PLAIN);
+    return v == PREFETCH || v == LEAN ? v : PLAIN;
 }
 
 // Threads per block of the bucket-sum kernel: $C2P_MSM_CHUNK_THREADS (32,
@@ -321,19 +323,25 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            // G2 keeps the plain loop: a second Fp2 point in registers
-            // spills (ptxas, sm_90: 384-byte frame instead of 192).
-            const unsigned ct = chunk_threads();
+            // G2 keeps the plain kernel: a second Fp2 point in registers
+            // spills (ptxas, sm_90: 384-byte frame instead of 192), and so
+            // would a 128-register cap.
+            const int variant = bucket_variant();
+            const unsigned ct = variant == LEAN ? 128 : chunk_threads();
             const unsigned chunk_blocks = (unsigned)((total + ct - 1) / ct);
-            bool prefetched = false;
+            bool launched = false;
             if constexpr (std::is_same_v<F, c2p::fp_t>) {
-                if (msm_prefetch()) {
+                if (variant == PREFETCH) {
                     c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr,
                                                                                chunks.ptr, total, partial.ptr);
-                    prefetched = true;
+                    launched = true;
+                } else if (variant == LEAN) {
+                    c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
+                                                                              total, partial.ptr);
+                    launched = true;
                 }
             }
-            if (!prefetched)
+            if (!launched)
                 c2p::msm::sum_chunks<F, J, false><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
                                                                             total, partial.ptr);
             C2P_CUDA_OK(cudaGetLastError());

@@ -138,8 +138,8 @@ __global__ void list_chunks(const uint32_t* counts, const uint32_t* run_offsets,
 // addition, so the random gather's latency hides behind the arithmetic (at
 // the cost of one more point in registers).
 template <class F, class P, bool PREFETCH>
-__global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
-                           P* partial) {
+__device__ __forceinline__ void sum_chunk(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
+                                          size_t n_chunks, P* partial) {
     size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n_chunks) return;
     const chunk_t ch = chunks[k];
@@ -166,6 +166,21 @@ __global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, co
         }
     }
     partial[k] = acc;
+}
+
+template <class F, class P, bool PREFETCH>
+__global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
+                           P* partial) {
+    sum_chunk<F, P, PREFETCH>(points, values, chunks, n_chunks, partial);
+}
+
+// The same held to 128 registers per thread, so that four blocks of 128
+// threads fit on an SM (16 warps instead of 12): an experiment in occupancy
+// against spills to local memory.
+template <class F, class P>
+__global__ void __launch_bounds__(128, 4) sum_chunks_lean(const affine_t<F>* points, const uint32_t* values,
+                                                          const chunk_t* chunks, size_t n_chunks, P* partial) {
+    sum_chunk<F, P, false>(points, values, chunks, n_chunks, partial);
 }
 
 // Bucket sums: the partial sums of each run's chunks, written to the
