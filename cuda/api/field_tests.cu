@@ -49,26 +49,26 @@ cudaError_t run(int device, int op, const void* a, const void* b, void* out, siz
     return cudaSuccess;
 }
 
-}  // namespace
-
-// out[i] = a[i] op b[i] for n elements of Fr (field 0) or Fp (field 1).
-extern "C" int c2p_cuda_field_op(int device, int field, int op, const void* a, const void* b, void* out,
-                                 size_t n) {
-    cudaError_t err = field == 0 ? run<c2p::fr_t>(device, op, a, b, out, n) : run<c2p::fp_t>(device, op, a, b, out, n);
-    return (int)err;
+template <class F>
+void on_host(int op, const void* a, const void* b, void* out, size_t n) {
+    const F *x = static_cast<const F*>(a), *y = static_cast<const F*>(b);
+    F* r = static_cast<F*>(out);
+    for (size_t i = 0; i < n; i++) r[i] = apply(op, x[i], y[i]);
 }
 
-// The same operations run on the host, through the CUDA arithmetic's host
-// emulation (the PTX carry-flag instructions emulated one by one): checks
-// the device code's algorithms on a machine without a GPU.
-extern "C" void c2p_host_field_op(int field, int op, const void* a, const void* b, void* out, size_t n) {
-    if (field == 0) {
-        const c2p::fr_t *x = static_cast<const c2p::fr_t*>(a), *y = static_cast<const c2p::fr_t*>(b);
-        c2p::fr_t* r = static_cast<c2p::fr_t*>(out);
-        for (size_t i = 0; i < n; i++) r[i] = apply(op, x[i], y[i]);
-    } else {
-        const c2p::fp_t *x = static_cast<const c2p::fp_t*>(a), *y = static_cast<const c2p::fp_t*>(b);
-        c2p::fp_t* r = static_cast<c2p::fp_t*>(out);
-        for (size_t i = 0; i < n; i++) r[i] = apply(op, x[i], y[i]);
+}  // namespace
+
+// out[i] = a[i] op b[i] for n elements of Fr (field 0) or Fp (field 1), on
+// GPU `device`, or for a negative `device` on the host through the CUDA
+// arithmetic's host emulation (the PTX carry-flag instructions emulated one
+// by one): checks the device code's algorithms on a machine without a GPU.
+extern "C" int c2p_cuda_field_op(int device, int field, int op, const void* a, const void* b, void* out,
+                                 size_t n) {
+    if (device < 0) {
+        if (field == 0) on_host<c2p::fr_t>(op, a, b, out, n);
+        else on_host<c2p::fp_t>(op, a, b, out, n);
+        return 0;
     }
+    cudaError_t err = field == 0 ? run<c2p::fr_t>(device, op, a, b, out, n) : run<c2p::fp_t>(device, op, a, b, out, n);
+    return (int)err;
 }

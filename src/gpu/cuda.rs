@@ -88,14 +88,6 @@ extern "C" {
         out: *mut c_void,
         n: usize,
     ) -> c_int;
-    fn c2p_host_field_op(
-        field: c_int,
-        op: c_int,
-        a: *const c_void,
-        b: *const c_void,
-        out: *mut c_void,
-        n: usize,
-    );
 }
 
 /// cudaErrorMemoryAllocation.
@@ -386,30 +378,27 @@ pub fn field_op_on_host<const L: usize>(
     a: &[[u64; L]],
     b: &[[u64; L]],
 ) -> Result<Vec<[u64; L]>> {
-    let field = field_of(a, b)?;
-    let mut out = vec![[0u64; L]; a.len()];
-    // SAFETY: a, b and out hold a.len() elements of the field's size.
-    unsafe {
-        c2p_host_field_op(
-            field,
-            op as c_int,
-            a.as_ptr().cast(),
-            b.as_ptr().cast(),
-            out.as_mut_ptr().cast(),
-            a.len(),
-        )
-    };
-    Ok(out)
+    field_op_at(-1, op, a, b)
 }
 
 /// out[i] = a[i] op b[i] over Fr (`L` = 4 limbs of 64 bits) or Fp (`L` = 6).
 pub fn field_op<const L: usize>(op: FieldOp, a: &[[u64; L]], b: &[[u64; L]]) -> Result<Vec<[u64; L]>> {
+    field_op_at(0, op, a, b)
+}
+
+/// `field_op` on GPU `device`, or on the host for a negative `device`.
+fn field_op_at<const L: usize>(
+    device: c_int,
+    op: FieldOp,
+    a: &[[u64; L]],
+    b: &[[u64; L]],
+) -> Result<Vec<[u64; L]>> {
     let field = field_of(a, b)?;
     let mut out = vec![[0u64; L]; a.len()];
     // SAFETY: a, b and out hold a.len() elements of the field's size.
     let status = unsafe {
         c2p_cuda_field_op(
-            0,
+            device,
             field,
             op as c_int,
             a.as_ptr().cast(),
@@ -418,7 +407,7 @@ pub fn field_op<const L: usize>(op: FieldOp, a: &[[u64; L]], b: &[[u64; L]]) -> 
             a.len(),
         )
     };
-    check(status, "GPU field operation")?;
+    check(status, "field operation")?;
     Ok(out)
 }
 
