@@ -78,34 +78,33 @@ C2P_PTX_OP2(subc, "subc.u32", C2P_KEEP((uint64_t)a - b - cf))
 #undef C2P_KEEP
 
 // Both halves of one 32x32-bit product added to two adjacent limbs in one
-// carry chain: (hi:lo) = a*b + (ch:cl) (+ CF with madc_pair), CF out. In
-// one asm statement the pair becomes a single 64-bit multiply-add with
-// carry (IMAD.WIDE.U32.X on sm_70 and later) instead of two products and
-// two additions.
+// carry chain: (hi:lo) += a*b (+ CF with madc_pair), CF out. In one asm
+// statement the pair becomes a single 64-bit multiply-add with carry
+// (IMAD.WIDE.U32.X on sm_70 and later) instead of two products and two
+// additions. lo and hi are read-write operands ("+r"), so neither can share
+// a register with a or b, which the second instruction still reads.
 #ifdef __CUDA_ARCH__
-__host__ __device__ __forceinline__ void mad_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t cl,
-                                                  uint32_t ch) {
-    asm volatile("mad.lo.cc.u32 %0, %2, %3, %4; madc.hi.cc.u32 %1, %2, %3, %5;"
-                 : "=r"(lo), "=r"(hi)
-                 : "r"(a), "r"(b), "r"(cl), "r"(ch));
+__host__ __device__ __forceinline__ void mad_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
+    asm volatile("mad.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
 }
-__host__ __device__ __forceinline__ void madc_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t cl,
-                                                   uint32_t ch) {
-    asm volatile("madc.lo.cc.u32 %0, %2, %3, %4; madc.hi.cc.u32 %1, %2, %3, %5;"
-                 : "=r"(lo), "=r"(hi)
-                 : "r"(a), "r"(b), "r"(cl), "r"(ch));
+__host__ __device__ __forceinline__ void madc_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
+    asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;" : "+r"(lo), "+r"(hi) : "r"(a), "r"(b));
 }
+// (hi:lo) = a*b, no flags: one 64-bit product.
 __host__ __device__ __forceinline__ void mul_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
-    asm volatile("mul.lo.u32 %0, %2, %3; mul.hi.u32 %1, %2, %3;" : "=r"(lo), "=r"(hi) : "r"(a), "r"(b));
+    uint64_t p;
+    asm("mul.wide.u32 %0, %1, %2;" : "=l"(p) : "r"(a), "r"(b));
+    lo = (uint32_t)p;
+    hi = (uint32_t)(p >> 32);
 }
 #else
-__host__ __device__ __forceinline__ void mad_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t cl, uint32_t ch) {
-    lo = mad_lo_cc(a, b, cl);
-    hi = madc_hi_cc(a, b, ch);
+__host__ __device__ __forceinline__ void mad_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
+    lo = mad_lo_cc(a, b, lo);
+    hi = madc_hi_cc(a, b, hi);
 }
-__host__ __device__ __forceinline__ void madc_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b, uint32_t cl, uint32_t ch) {
-    lo = madc_lo_cc(a, b, cl);
-    hi = madc_hi_cc(a, b, ch);
+__host__ __device__ __forceinline__ void madc_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
+    lo = madc_lo_cc(a, b, lo);
+    hi = madc_hi_cc(a, b, hi);
 }
 __host__ __device__ __forceinline__ void mul_pair(uint32_t& lo, uint32_t& hi, uint32_t a, uint32_t b) {
     lo = (uint32_t)C2P_PROD(a, b);
@@ -238,14 +237,20 @@ C2P_UNROLL
                 uint32_t En[N + 1], On[N + 1];
                 En[0] = ptx::add_cc(O[0], E[1]);
 C2P_UNROLL
-                for (int j = 0; j < N - 2; j += 2) ptx::madc_pair(On[j], On[j + 1], a.l[j + 1], b.l[i], E[j + 2], E[j + 3]);
-                ptx::madc_pair(On[N - 2], On[N - 1], a.l[N - 1], b.l[i], E[N], 0);
+                for (int j = 0; j < N - 2; j += 2) {
+                    On[j] = E[j + 2];
+                    On[j + 1] = E[j + 3];
+                    ptx::madc_pair(On[j], On[j + 1], a.l[j + 1], b.l[i]);
+                }
+                On[N - 2] = E[N];
+                On[N - 1] = 0;
+                ptx::madc_pair(On[N - 2], On[N - 1], a.l[N - 1], b.l[i]);
                 On[N] = ptx::addc(0, 0);
 C2P_UNROLL
                 for (int k = 1; k <= N; k++) En[k] = O[k];
-                ptx::mad_pair(En[0], En[1], a.l[0], b.l[i], En[0], En[1]);
+                ptx::mad_pair(En[0], En[1], a.l[0], b.l[i]);
 C2P_UNROLL
-                for (int k = 2; k < N; k += 2) ptx::madc_pair(En[k], En[k + 1], a.l[k], b.l[i], En[k], En[k + 1]);
+                for (int k = 2; k < N; k += 2) ptx::madc_pair(En[k], En[k + 1], a.l[k], b.l[i]);
                 En[N] = ptx::addc(En[N], 0);
 C2P_UNROLL
                 for (int k = 0; k <= N; k++) {
@@ -255,13 +260,13 @@ C2P_UNROLL
             }
             // T += m·MOD, m chosen so that position 0 becomes zero.
             const uint32_t m = E[0] * P::M0;
-            ptx::mad_pair(E[0], E[1], P::MOD(0), m, E[0], E[1]);
+            ptx::mad_pair(E[0], E[1], P::MOD(0), m);
 C2P_UNROLL
-            for (int k = 2; k < N; k += 2) ptx::madc_pair(E[k], E[k + 1], P::MOD(k), m, E[k], E[k + 1]);
+            for (int k = 2; k < N; k += 2) ptx::madc_pair(E[k], E[k + 1], P::MOD(k), m);
             E[N] = ptx::addc(E[N], 0);
-            ptx::mad_pair(O[0], O[1], P::MOD(1), m, O[0], O[1]);
+            ptx::mad_pair(O[0], O[1], P::MOD(1), m);
 C2P_UNROLL
-            for (int k = 3; k < N; k += 2) ptx::madc_pair(O[k - 1], O[k], P::MOD(k), m, O[k - 1], O[k]);
+            for (int k = 3; k < N; k += 2) ptx::madc_pair(O[k - 1], O[k], P::MOD(k), m);
             O[N] = ptx::addc(O[N], 0);
         }
         // The last shift: limb j of T / 2^32 is E[j + 1] + O[j].
