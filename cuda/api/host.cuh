@@ -31,6 +31,48 @@ struct dev_array {
     cudaError_t alloc(size_t n) { return cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)); }
 };
 
+// A device buffer allocated and freed in stream order (cudaMallocAsync /
+// cudaFreeAsync on one stream): unlike cudaMalloc / cudaFree these do not
+// synchronise the whole device, so an MSM's many buffers neither wait for
+// nor stall another stream's work (the next circuit's a, b, c going up).
+// Freed memory goes back to the device's pool; see keep_pool_memory.
+template <class T>
+struct stream_array {
+    T* ptr = nullptr;
+    cudaStream_t stream = nullptr;
+    stream_array() = default;
+    stream_array(const stream_array&) = delete;
+    stream_array& operator=(const stream_array&) = delete;
+    ~stream_array() { release(); }
+    cudaError_t alloc(size_t n, cudaStream_t s) {
+        release();
+        stream = s;
+        return cudaMallocAsync(reinterpret_cast<void**>(&ptr), (n ? n : 1) * sizeof(T), s);
+    }
+    void release() {
+        if (ptr) cudaFreeAsync(ptr, stream);
+        ptr = nullptr;
+    }
+};
+
+// Bytes the device's default memory pool keeps for reuse after stream-
+// ordered frees ($C2P_POOL_KEEP_MIB, default 1024 MiB; beyond that, freed
+// memory goes back to the driver at the next synchronisation), set once
+// per device.
+inline cudaError_t keep_pool_memory(int device) {
+    static std::mutex lock;
+    static bool done[MAX_DEVICES];
+    std::lock_guard<std::mutex> guard(lock);
+    if (done[device]) return cudaSuccess;
+    const char* v = getenv("C2P_POOL_KEEP_MIB");
+    uint64_t keep = (v && *v) ? strtoull(v, nullptr, 10) << 20 : (1024ull << 20);
+    cudaMemPool_t pool;
+    C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
+    C2P_CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    done[device] = true;
+    return cudaSuccess;
+}
+
 struct event_t {
     cudaEvent_t ev = nullptr;
     ~event_t() {

@@ -9,8 +9,10 @@
 // windows (~40 bytes per entry with CUB's sort scratch, entries = windows
 // in the group × scalars that are not 0 or 1; groups are sized to stay
 // within 2 GiB), and the buckets (windows × (2^(c−1) + 1) points). All of
-// it is freed before the call returns, on success and on failure (cudaFree
-// waits for the device, so no kernel still reads a freed buffer).
+// it is allocated and freed in the call's stream order (no device-wide
+// synchronisation) and freed before the call returns, on success and on
+// failure; the device's memory pool keeps up to $C2P_POOL_KEEP_MIB (1 GiB)
+// of it for the next call.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -25,7 +27,7 @@
 #include "host.cuh"
 
 using c2p::fr_t;
-using c2p::host::dev_array;
+using c2p::host::stream_array;
 using c2p::host::stream_t;
 
 // Where one MSM's time went (CUDA events, ms): scalar upload; the split
@@ -96,14 +98,12 @@ int bits_for(uint64_t n) {
 
 // Runs the CUB algorithm `f(temp, bytes)` twice: to size, then to run.
 template <class Fn>
-cudaError_t with_temp(dev_array<uint8_t>& temp, size_t& temp_bytes, Fn f) {
+cudaError_t with_temp(stream_array<uint8_t>& temp, size_t& temp_bytes, cudaStream_t s, Fn f) {
     size_t need = 0;
     C2P_CUDA_OK(f(nullptr, need));
     if (need > temp_bytes) {
-        if (temp.ptr) cudaFree(temp.ptr);
-        temp.ptr = nullptr;
         temp_bytes = 0;
-        C2P_CUDA_OK(temp.alloc(need));
+        C2P_CUDA_OK(temp.alloc(need, s));
         temp_bytes = need;
     }
     return f(temp.ptr, need);
@@ -141,9 +141,9 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
         return cudaGetLastError();
     }
     size_t parts = (n + L - 1) / L;
-    dev_array<J> a, b;
-    C2P_CUDA_OK(a.alloc(parts));
-    C2P_CUDA_OK(b.alloc((parts + L - 1) / L));
+    stream_array<J> a, b;
+    C2P_CUDA_OK(a.alloc(parts, s));
+    C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
     c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *in = a.ptr, *next = b.ptr;
@@ -165,6 +165,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                 const uint64_t* host_density, size_t n, c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
     using J = bucket_t<F>;
     C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(c2p::host::keep_pool_memory(device));
     stream_t stream;
     C2P_CUDA_OK(stream.create());
     cudaStream_t s = stream.s;
@@ -172,7 +173,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     for (auto& e : ev) C2P_CUDA_OK(cudaEventCreate(&e.ev));
     c2p_msm_timing t{};
     C2P_CUDA_OK(cudaEventRecord(ev[0].ev, s));
-    dev_array<uint8_t> temp;
+    stream_array<uint8_t> temp;
     size_t temp_bytes = 0;
 
     // 1. Scalars to canonical form, classified.
@@ -180,16 +181,16 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     // (the witness, read by several MSMs); consumed device scalars (the H
     // step's h, given up by the caller) are converted in place.
     const bool in_place = where == ON_DEVICE_CONSUMED;
-    dev_array<fr_t> owned;
-    dev_array<uint8_t> is_one, is_other;
-    dev_array<uint32_t> ones, others, counts_sel;
-    if (!in_place) C2P_CUDA_OK(owned.alloc(n));
+    stream_array<fr_t> owned;
+    stream_array<uint8_t> is_one, is_other;
+    stream_array<uint32_t> ones, others, counts_sel;
+    if (!in_place) C2P_CUDA_OK(owned.alloc(n, s));
     fr_t* scalars = in_place ? const_cast<fr_t*>(in_scalars) : owned.ptr;
-    C2P_CUDA_OK(is_one.alloc(n));
-    C2P_CUDA_OK(is_other.alloc(n));
-    C2P_CUDA_OK(ones.alloc(n));
-    C2P_CUDA_OK(others.alloc(n));
-    C2P_CUDA_OK(counts_sel.alloc(2));
+    C2P_CUDA_OK(is_one.alloc(n, s));
+    C2P_CUDA_OK(is_other.alloc(n, s));
+    C2P_CUDA_OK(ones.alloc(n, s));
+    C2P_CUDA_OK(others.alloc(n, s));
+    C2P_CUDA_OK(counts_sel.alloc(2, s));
     if (where == ON_DEVICE_SHARED)
         C2P_CUDA_OK(cudaMemcpyAsync(scalars, in_scalars, n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
     if (where == ON_HOST) {
@@ -201,16 +202,16 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         C2P_CUDA_OK(cudaEventSynchronize(st->done[slot ^ 1]));
     }
     // A density bitmap and the selected count before each word (for ranks).
-    dev_array<uint64_t> density;
-    dev_array<uint32_t> word_prefix;
+    stream_array<uint64_t> density;
+    stream_array<uint32_t> word_prefix;
     if (host_density) {
         const size_t words = (n + 63) / 64;
-        C2P_CUDA_OK(density.alloc(words));
-        C2P_CUDA_OK(word_prefix.alloc(words));
+        C2P_CUDA_OK(density.alloc(words, s));
+        C2P_CUDA_OK(word_prefix.alloc(words, s));
         C2P_CUDA_OK(cudaMemcpyAsync(density.ptr, host_density, words * sizeof(uint64_t), cudaMemcpyHostToDevice, s));
         c2p::msm::word_popcounts<<<blocks(words), THREADS, 0, s>>>(density.ptr, words, word_prefix.ptr);
         C2P_CUDA_OK(cudaGetLastError());
-        C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+        C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
             return cub::DeviceScan::ExclusiveSum(t, b, word_prefix.ptr, word_prefix.ptr, words, s);
         }));
     }
@@ -218,10 +219,10 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars, n, density.ptr, is_one.ptr, is_other.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     thrust::counting_iterator<uint32_t> index(0);
-    C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+    C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
         return cub::DeviceSelect::Flagged(t, b, index, is_one.ptr, ones.ptr, counts_sel.ptr, n, s);
     }));
-    C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+    C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
         return cub::DeviceSelect::Flagged(t, b, index, is_other.ptr, others.ptr, counts_sel.ptr + 1, n, s);
     }));
     uint32_t selected[2];
@@ -234,8 +235,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         c2p::msm::to_ranks<<<blocks(n_ones), THREADS, 0, s>>>(ones.ptr, n_ones, density.ptr, word_prefix.ptr);
         C2P_CUDA_OK(cudaGetLastError());
     }
-    dev_array<J> extra;
-    C2P_CUDA_OK(extra.alloc(1));
+    stream_array<J> extra;
+    C2P_CUDA_OK(extra.alloc(1, s));
     C2P_CUDA_OK(sum_listed<F>(points, ones.ptr, n_ones, extra.ptr, s));
     C2P_CUDA_OK(cudaEventRecord(ev[2].ev, s));
     C2P_CUDA_OK(cudaEventSynchronize(ev[2].ev));
@@ -246,16 +247,16 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     const int c = window_bits(m, sizeof(F) == sizeof(c2p::fp_t) ? g1_window_cap() : 16);
     const int windows = (256 + c - 1) / c;
     const uint32_t B = 1u << (c - 1);
-    dev_array<J> buckets, seg_sums, seg_spare;
-    dev_array<c2p::jacobian_t<F>> result;
+    stream_array<J> buckets, seg_sums, seg_spare;
+    stream_array<c2p::jacobian_t<F>> result;
     // Segments per window for the reduction: a power of two, so the tree
     // of segment sums below stays within windows.
     // At most 128 buckets each (as at c = 20) when windows are wider.
     const uint32_t segments = B < 4096 ? B : std::max<uint32_t>(4096, B / 128);
-    C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1)));
-    C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments));
-    C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments));
-    C2P_CUDA_OK(result.alloc(1));
+    C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1), s));
+    C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments, s));
+    C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments, s));
+    C2P_CUDA_OK(result.alloc(1, s));
     c2p::msm::fill_infinity<J><<<blocks((size_t)windows * (B + 1)), THREADS, 0, s>>>(buckets.ptr,
                                                                                       (size_t)windows * (B + 1));
     C2P_CUDA_OK(cudaGetLastError());
@@ -265,18 +266,18 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         size_t group = GROUP_BYTES / (40 * m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
         const size_t cap = group * m;
-        dev_array<uint32_t> keys, values, keys_sorted, values_sorted, run_keys, run_counts, run_offsets,
+        stream_array<uint32_t> keys, values, keys_sorted, values_sorted, run_keys, run_counts, run_offsets,
             chunk_offsets, n_runs, max_count;
-        C2P_CUDA_OK(keys.alloc(cap));
-        C2P_CUDA_OK(values.alloc(cap));
-        C2P_CUDA_OK(keys_sorted.alloc(cap));
-        C2P_CUDA_OK(values_sorted.alloc(cap));
-        C2P_CUDA_OK(run_keys.alloc(cap));
-        C2P_CUDA_OK(run_counts.alloc(cap));
-        C2P_CUDA_OK(run_offsets.alloc(cap));
-        C2P_CUDA_OK(chunk_offsets.alloc(cap + 1));
-        C2P_CUDA_OK(n_runs.alloc(1));
-        C2P_CUDA_OK(max_count.alloc(1));
+        C2P_CUDA_OK(keys.alloc(cap, s));
+        C2P_CUDA_OK(values.alloc(cap, s));
+        C2P_CUDA_OK(keys_sorted.alloc(cap, s));
+        C2P_CUDA_OK(values_sorted.alloc(cap, s));
+        C2P_CUDA_OK(run_keys.alloc(cap, s));
+        C2P_CUDA_OK(run_counts.alloc(cap, s));
+        C2P_CUDA_OK(run_offsets.alloc(cap, s));
+        C2P_CUDA_OK(chunk_offsets.alloc(cap + 1, s));
+        C2P_CUDA_OK(n_runs.alloc(1, s));
+        C2P_CUDA_OK(max_count.alloc(1, s));
         for (int w0 = 0; w0 < windows; w0 += (int)group) {
             const int nw = windows - w0 < (int)group ? windows - w0 : (int)group;
             const size_t entries = (size_t)nw * m;
@@ -285,18 +286,18 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                                                             word_prefix.ptr, keys.ptr, values.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             const int end_bit = bits_for((uint64_t)nw * (B + 1));
-            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceRadixSort::SortPairs(t, b, keys.ptr, keys_sorted.ptr, values.ptr, values_sorted.ptr,
                                                        entries, 0, end_bit, s);
             }));
-            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceRunLengthEncode::Encode(t, b, keys_sorted.ptr, run_keys.ptr, run_counts.ptr,
                                                           n_runs.ptr, entries, s);
             }));
             uint32_t runs = 0, largest = 0;
             C2P_CUDA_OK(to_host(&runs, n_runs.ptr, s));
             // The largest run, over the runs written (not the whole array).
-            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceReduce::Max(t, b, run_counts.ptr, max_count.ptr, runs, s);
             }));
             C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
@@ -304,22 +305,22 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             // Chunks of at most L entries, with L large enough that no bucket
             // has more than ~256 chunks to add afterwards.
             const uint32_t L = std::max<uint32_t>(32, (largest + 255) / 256);
-            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
             }));
             c2p::msm::count_chunks<<<blocks(runs + 1), THREADS, 0, s>>>(run_counts.ptr, run_keys.ptr, runs, B, L,
                                                                          chunk_offsets.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            C2P_CUDA_OK(with_temp(temp, temp_bytes, [&](void* t, size_t& b) {
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceScan::ExclusiveSum(t, b, chunk_offsets.ptr, chunk_offsets.ptr, runs + 1, s);
             }));
             uint32_t total = 0;
             C2P_CUDA_OK(to_host(&total, chunk_offsets.ptr + runs, s));
             if (total == 0) continue;  // every digit of this group is 0 (small scalars)
-            dev_array<c2p::msm::chunk_t> chunks;
-            dev_array<J> partial;
-            C2P_CUDA_OK(chunks.alloc(total));
-            C2P_CUDA_OK(partial.alloc(total));
+            stream_array<c2p::msm::chunk_t> chunks;
+            stream_array<J> partial;
+            C2P_CUDA_OK(chunks.alloc(total, s));
+            C2P_CUDA_OK(partial.alloc(total, s));
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
