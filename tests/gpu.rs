@@ -32,7 +32,9 @@ mod with_cuda {
     use rand_core::{RngCore, SeedableRng};
 
     use c2prover::error::ErrorKind;
-    use c2prover::gpu::{field_op, free_memory, ntt_round_trip, quotient, reserve_device_memory, FieldOp};
+    use c2prover::gpu::{
+        field_op, free_memory, ntt_round_trip, quotient, reserve_device_memory, trim_memory_pool, FieldOp,
+    };
 
     const OPS: usize = 1 << 20;
 
@@ -258,7 +260,10 @@ mod with_cuda {
         let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
         let expected = c2prover::cpu::h::quotient(&d, &v, &v, &v);
         quotient(0, &d, &v, &v, &v, true).unwrap(); // caches the twiddle table
-                                                    // Leave 64 MiB free: a, b, c at 2^22 need 3 x 128 MiB.
+                                                    // The pool kept by earlier MSMs counts as used but a failing
+                                                    // cudaMalloc takes it back: return it first, then leave 64 MiB free
+                                                    // (a, b, c at 2^22 need 3 x 128 MiB).
+        trim_memory_pool(0).unwrap();
         let free = free_memory(0).unwrap();
         let hold = reserve_device_memory(0, free - (64 << 20)).unwrap();
         let before = free_memory(0).unwrap();

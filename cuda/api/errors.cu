@@ -62,6 +62,18 @@ extern "C" int c2p_cuda_reserve(int device, size_t bytes, void** out) {
     return 0;
 }
 
+// Hands the memory the device's stream-ordered pool keeps for the next MSM
+// back to the driver (after the device's work is done), so that free memory
+// is what a cudaMalloc can get: tests that fill the device call it first.
+extern "C" int c2p_cuda_trim_pool(int device) {
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(cudaDeviceSynchronize());
+    cudaMemPool_t pool;
+    C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
+    C2P_CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+    return 0;
+}
+
 extern "C" int c2p_cuda_release(int device, void* ptr) {
     C2P_CUDA_OK(cudaSetDevice(device));
     C2P_CUDA_OK(cudaFree(ptr));

@@ -35,6 +35,7 @@ extern "C" {
     ) -> c_int;
     fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
     fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_trim_pool(device: c_int) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -188,6 +189,15 @@ fn discover() -> Result<Vec<Device>> {
 /// Free memory on GPU `device` now, in bytes.
 pub fn free_memory(device: usize) -> Result<usize> {
     Ok(device_info(device as c_int)?.1)
+}
+
+/// Waits for GPU `device`'s work, then returns the memory its stream-ordered
+/// pool keeps between MSMs (up to `C2P_POOL_KEEP_MIB`) to the driver, so that
+/// `free_memory` counts it as free: for tests that fill the device.
+pub fn trim_memory_pool(device: usize) -> Result<()> {
+    // SAFETY: plain call on a device index the function checks.
+    let status = unsafe { c2p_cuda_trim_pool(device as c_int) };
+    check(status, "trimming the device memory pool")
 }
 
 /// Device memory held until dropped (see `reserve_device_memory`).

@@ -97,6 +97,11 @@ pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
 
+/// Always an error: this build has no CUDA.
+pub fn trim_memory_pool(_device: usize) -> Result<()> {
+    Err(unsupported())
+}
+
 /// Scalars in device memory (never created in this build).
 pub struct DeviceScalars(());
 
