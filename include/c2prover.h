@@ -264,13 +264,12 @@ int32_t c2p_params_info(const struct c2p_params *params, struct c2p_params_info 
 // `*out` is untouched and nothing is left running. Thread-safe; many jobs
 // may run on one parameters handle at once.
 //
-// Witness values in Montgomery form are not range-checked (that would cost
-// a pass over gigabytes per PoRep partition): a value not below the
-// modulus gives an invalid proof, never a crash. r, s and, with
-// `canonical_scalars`, the witness values are checked.
+// Every witness value, r and s must be below the field modulus (in
+// Montgomery form or, with `canonical_scalars`, as integers); the values
+// are checked on all cores before anything is copied.
 //
 // Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_INVALID_ARGUMENT (zero
-// circuits, r without s, r, s or canonical scalars not below the modulus),
+// circuits, r without s, a witness value, r or s not below the modulus),
 // C2P_ERR_SIZE_MISMATCH
 // (witness against parameters, bit lengths, popcounts, abc_size above the
 // domain), C2P_ERR_BAD_STATE (unknown parameters handle), C2P_ERR_BUSY

@@ -1,6 +1,7 @@
 //! The C ABI called exactly as C calls it: raw pointers, status codes,
 //! thread-local error messages. Every export, every documented error path.
 
+use c2prover::ffi::blst::FR_MODULUS;
 use c2prover::ffi::capi::native::*;
 use c2prover::ffi::capi::supraseal::*;
 use c2prover::ffi::capi::*;
@@ -479,6 +480,26 @@ fn bad_calls_are_refused_with_reasons() {
         "r[0]",
     );
 
+    // A witness value (Montgomery form) not below the modulus: r itself in
+    // aux, then r + 1 in c, both refused with the place named.
+    for (vector, value) in [
+        ("aux", FR_MODULUS),
+        (
+            "c",
+            [FR_MODULUS[0] + 1, FR_MODULUS[1], FR_MODULUS[2], FR_MODULUS[3]],
+        ),
+    ] {
+        let mut w = f.witnesses[0].clone();
+        let target = if vector == "aux" { &mut w.aux } else { &mut w.c };
+        let at = target.len() / 2;
+        target[at] = Fr::slice_from_limbs(&[value])[0];
+        expect(
+            start(&[assignment(&w)], 1, r.as_ptr(), s.as_ptr(), &mut job),
+            C2P_ERR_INVALID_ARGUMENT,
+            &format!("circuits[0].{vector}[{at}] is not below the field modulus"),
+        );
+    }
+
     // Output buffer of the wrong size.
     let mut proofs = vec![0u8; 191];
     let status = c2p_prove(
@@ -856,6 +877,32 @@ fn supraseal_symbols_match_the_native_api() {
     let (err, pending) = start(&circuits, -1);
     assert_eq!(err.code, 0);
     destroy_pending_proof(pending);
+
+    // A witness value not below the modulus in the last circuit: both forms
+    // refuse it with the place named (the synchronous one, which proves on
+    // the caller's buffers, finds it when that circuit's turn comes).
+    let mut w = f.witnesses[2].clone();
+    let at = w.aux.len() - 1;
+    w.aux[at] = Fr::slice_from_limbs(&[FR_MODULUS])[0];
+    let mut unreduced = circuits.clone();
+    unreduced[2] = assignment(&w);
+    let says = format!("circuits[2].aux[{at}] is not below the field modulus");
+    let (err, pending) = start(&unreduced, -1);
+    assert_eq!(err.code, libc::EINVAL);
+    assert!(pending.is_null());
+    assert!(c_str(err.message).contains(&says), "{}", c_str(err.message));
+    c2p_supraseal_error_free(err.message);
+    let err = generate_groth16_proofs_c(
+        unreduced.as_ptr(),
+        3,
+        r_fr.as_ptr().cast(),
+        s_fr.as_ptr().cast(),
+        raw3.as_mut_ptr().cast(),
+        &mut srs,
+    );
+    assert_eq!(err.code, libc::EINVAL);
+    assert!(c_str(err.message).contains(&says), "{}", c_str(err.message));
+    c2p_supraseal_error_free(err.message);
     destroy_pending_proof(pending); // unknown now: ignored
 
     let missing = c_path(&f.path.with_extension("nope"));

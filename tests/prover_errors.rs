@@ -191,3 +191,29 @@ fn second_circuit_is_named() {
         "circuit 1:",
     );
 }
+
+#[test]
+fn witness_values_not_below_the_modulus_are_refused() {
+    let (params, w) = fixture();
+    let (r, s) = random_r_s(2);
+    // Above the modulus in the top limb, in each vector of the second
+    // circuit; the CPU backend refuses the same.
+    for vector in ["a", "b", "c", "inputs", "aux"] {
+        let mut bad = w.clone();
+        let target = match vector {
+            "a" => &mut bad.a,
+            "b" => &mut bad.b,
+            "c" => &mut bad.c,
+            "inputs" => &mut bad.inputs,
+            _ => &mut bad.aux,
+        };
+        let at = target.len() - 1;
+        target[at].0.l[3] = u64::MAX;
+        let circuits = [w.as_assignment(), bad.as_assignment()];
+        let says = format!("circuits[1].{vector}[{at}] is not below the field modulus");
+        refuse(&params, &circuits, &r, &s, ErrorKind::InvalidArgument, &says);
+        let e = c2prover::prover::prove_on_cpu(&params, &circuits, &r, &s).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert!(e.message.contains(&says), "{}", e.message);
+    }
+}

@@ -6,6 +6,25 @@ use crate::cpu::msm::bits_set_below;
 use crate::error::{Error, Result};
 use crate::ffi::blst::Fr;
 use crate::params::Parameters;
+use rayon::prelude::*;
+
+/// Values one rayon task scans when looking for one not below the modulus.
+const SCAN_CHUNK: usize = 1 << 16;
+
+/// The index of the first of `values` whose limbs are not below the field
+/// modulus (a Montgomery or canonical residue always is), scanned in
+/// parallel: at 2^27 a partition's witness is 16 GiB.
+pub fn first_unreduced(values: &[Fr]) -> Option<usize> {
+    values
+        .par_chunks(SCAN_CHUNK)
+        .enumerate()
+        .find_map_first(|(k, chunk)| {
+            chunk
+                .iter()
+                .position(|v| !v.is_reduced())
+                .map(|j| k * SCAN_CHUNK + j)
+        })
+}
 
 /// A density bitmap: bit i (bit i % 64 of word i / 64) says variable i
 /// appears in the query; `popcount` is how many bits are set below `bit_len`.
@@ -114,6 +133,26 @@ impl Assignment<'_> {
         }
         Ok(())
     }
+
+    /// Checks every a, b, c, input and aux value is below the modulus:
+    /// bellperson never produces one that is not, and the GPU and CPU
+    /// backends would not agree on it. `index` names the circuit.
+    pub fn check_reduced(&self, index: usize) -> Result<()> {
+        for (name, values) in [
+            ("a", self.a),
+            ("b", self.b),
+            ("c", self.c),
+            ("inputs", self.inputs),
+            ("aux", self.aux),
+        ] {
+            if let Some(j) = first_unreduced(values) {
+                return Err(Error::invalid(format!(
+                    "circuits[{index}].{name}[{j}] is not below the field modulus"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// An owned witness, for callers that build one in Rust (tests, the
@@ -152,5 +191,34 @@ impl Witness {
             inputs: &self.inputs,
             aux: &self.aux,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::blst::FR_MODULUS;
+
+    fn raw(limbs: [u64; 4]) -> Fr {
+        Fr::slice_from_limbs(&[limbs])[0]
+    }
+
+    #[test]
+    fn first_unreduced_finds_the_first_value_at_or_above_the_modulus() {
+        let r_minus_1 = raw([FR_MODULUS[0] - 1, FR_MODULUS[1], FR_MODULUS[2], FR_MODULUS[3]]);
+        let top = raw([0, 0, 0, u64::MAX]);
+        let n = 3 * SCAN_CHUNK + 5;
+        let mut values = vec![Fr::ONE; n];
+        values[7] = r_minus_1;
+        assert_eq!(first_unreduced(&values), None, "r - 1 is reduced");
+        // In each chunk, at its edges and past the last whole chunk; a later
+        // bad value does not hide an earlier one.
+        for at in [0, SCAN_CHUNK - 1, SCAN_CHUNK, 2 * SCAN_CHUNK + 3, n - 1] {
+            let mut v = values.clone();
+            v[at] = raw(FR_MODULUS);
+            v[n - 1] = top;
+            assert_eq!(first_unreduced(&v), Some(at));
+        }
+        assert_eq!(first_unreduced(&[]), None);
     }
 }

@@ -234,6 +234,10 @@ pub struct Stats {
 /// A stage of one circuit's proof.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
+    /// Checking the witness values are below the modulus, in the
+    /// pipeline (calls on borrowed witnesses; copies are checked by
+    /// `start` before it copies them).
+    CheckValues,
     /// The parameters' upload on a GPU's first proof (with the wait for
     /// that GPU's lane it needs); near zero afterwards.
     ParamsUpload,
@@ -268,8 +272,9 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 14;
+    const COUNT: usize = 15;
     pub const ALL: [Stage; Stage::COUNT] = [
+        Stage::CheckValues,
         Stage::ParamsUpload,
         Stage::CpuSelect,
         Stage::AbcAhead,

@@ -7,7 +7,7 @@
 //! runs.
 
 use super::engine::{host_budget, Permit};
-use super::{check_call, prove_cancellable, Assignment, Witness};
+use super::{check_call, prove_job, Assignment, Witness};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::Fr;
 use crate::gpu::DeviceMask;
@@ -42,11 +42,13 @@ impl Job {
             let parallel = devices.devices()?.len();
             host_budget().acquire(job_bytes(&params, &assignments, parallel), wait)?
         };
-        Job::start_admitted(params, witnesses, r, s, permit, devices)
+        Job::start_admitted(params, witnesses, r, s, permit, devices, false)
     }
 
     /// `start` for a job already admitted by the budget (the C API takes
-    /// the permit before it copies the caller's buffers).
+    /// the permit before it copies the caller's buffers);
+    /// `values_checked`: every witness value is known to be below the
+    /// modulus (the C API checks them before it copies them).
     pub(crate) fn start_admitted(
         params: Arc<Parameters>,
         witnesses: Vec<Witness>,
@@ -54,6 +56,7 @@ impl Job {
         s: Vec<Fr>,
         permit: Permit,
         devices: DeviceMask,
+        values_checked: bool,
     ) -> Result<Job> {
         devices.devices()?;
         let circuits = witnesses.len();
@@ -65,7 +68,7 @@ impl Job {
             .spawn(move || {
                 let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    prove_cancellable(&params, &assignments, &r, &s, &flag, devices)
+                    prove_job(&params, &assignments, &r, &s, &flag, devices, values_checked)
                 }))
                 .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
                 // The memory goes back to the budget before the result is
@@ -117,9 +120,7 @@ impl Drop for Job {
 }
 
 /// Host bytes a job holds while it runs: its copies of the witnesses, and
-/// the working set of each circuit in flight (the H step's three domain
-/// vectors on the CPU, or h and the density-selected scalars beside the
-/// GPU) — one per GPU the job may use at once (`gpus`, at least one).
+/// its working set (`working_bytes`).
 pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
     let fr = std::mem::size_of::<Fr>();
     let witnesses: usize = circuits
@@ -129,8 +130,17 @@ pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> u
             values * fr + 3 * (c.aux.len() / 8 + 8)
         })
         .sum();
+    witnesses + working_bytes(params, circuits, gpus)
+}
+
+/// Host bytes of a job's working set: that of each circuit in flight (the
+/// H step's three domain vectors on the CPU, or h and the density-selected
+/// scalars beside the GPU), one per GPU the job may use at once (`gpus`,
+/// at least one). All a call on borrowed witnesses holds.
+pub fn working_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
+    let fr = std::mem::size_of::<Fr>();
     let working = 3 * params.domain_size() * fr + 2 * (params.num_inputs() + params.num_aux()) * fr;
-    witnesses + working * gpus.clamp(1, circuits.len().max(1))
+    working * gpus.clamp(1, circuits.len().max(1))
 }
 
 /// The text of a panic payload (a `&str` or a `String`; anything else is

@@ -61,6 +61,22 @@ pub fn prove_cancellable(
     cancelled: &AtomicBool,
     devices: gpu::DeviceMask,
 ) -> Result<Vec<Proof>> {
+    prove_job(params, circuits, r, s, cancelled, devices, false)
+}
+
+/// `prove_cancellable`; `values_checked` says the caller has already
+/// checked every witness value is below the modulus (`start` does, before
+/// it copies them), else each circuit's are checked when its turn comes
+/// (overlapped with another circuit's GPU stage).
+pub(crate) fn prove_job(
+    params: &Parameters,
+    circuits: &[Assignment],
+    r: &[Fr],
+    s: &[Fr],
+    cancelled: &AtomicBool,
+    devices: gpu::DeviceMask,
+    values_checked: bool,
+) -> Result<Vec<Proof>> {
     check_call(params, circuits, r, s)?;
     let allowed = devices.devices()?;
     let domain = domain_of(params)?;
@@ -69,6 +85,7 @@ pub fn prove_cancellable(
         domain: &domain,
         cancelled,
         on_gpu: true,
+        values_checked,
     };
     let prove_on = |i: usize, device: usize| prove_one(&call, i, &circuits[i], &r[i], &s[i], device);
     // Workers in GPU order (0, 1, .., 0, 1, ..), so that a few circuits
@@ -150,6 +167,7 @@ pub fn prove_on_cpu(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &
         domain: &domain,
         cancelled: &AtomicBool::new(false),
         on_gpu: false,
+        values_checked: false,
     };
     (0..circuits.len())
         .map(|i| prove_one(&call, i, &circuits[i], &r[i], &s[i], 0))
@@ -540,6 +558,8 @@ struct Call<'a> {
     cancelled: &'a AtomicBool,
     /// Whether the GPU may take the circuit (when one is present).
     on_gpu: bool,
+    /// Whether the witness values are known to be below the modulus.
+    values_checked: bool,
 }
 
 fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usize) -> Result<Proof> {
@@ -548,8 +568,15 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
         domain,
         cancelled,
         on_gpu,
+        values_checked,
     } = *call;
     check_cancelled(cancelled)?;
+    let begun = Instant::now();
+    if !values_checked {
+        let checking = Instant::now();
+        w.check_reduced(index)?;
+        engine::STATS.add(engine::Stage::CheckValues, checking.elapsed());
+    }
     let started = Instant::now();
     let sums = if on_gpu && gpu::available() && gpu::handles_domain(domain.log_m) {
         // The parameters go to the GPU on first use (or stay on the host),
@@ -599,7 +626,7 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
     let proof = assemble(&params.vk, &sums, r, s);
     engine::STATS.add(engine::Stage::Assembly, assembling.elapsed());
     engine::STATS.circuit_done();
-    log::debug!("circuit {index}: {:.3} s in all", started.elapsed().as_secs_f64());
+    log::debug!("circuit {index}: {:.3} s in all", begun.elapsed().as_secs_f64());
     Ok(proof)
 }
 

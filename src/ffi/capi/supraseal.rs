@@ -5,7 +5,11 @@
 //! Differences from the peers, all on the side of not crashing the caller:
 //! size checks return errors instead of asserting; a failed start hands out
 //! no handle; handles are checked, so a destroyed SRS or pending proof
-//! passed again is an error rather than a use-after-free.
+//! passed again is an error rather than a use-after-free; a witness value
+//! not below the modulus is an error (EINVAL), not a wrong proof.
+//!
+//! Memory: the synchronous calls prove on the caller's buffers (no copy);
+//! the split form copies them, so that they may be freed once it returns.
 //!
 //! Signatures: upstream's synchronous `generate_groth16_proofs_c` takes 6
 //! arguments; Curio's takes two more (`gpu_mtx`, `gpu_index`). The 6-argument
@@ -22,10 +26,11 @@ use crate::gpu::DeviceMask;
 use crate::params::{evict_cached, load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
 use crate::prover::engine::host_budget;
-use crate::prover::job::job_bytes;
-use crate::prover::{check_call, Assignment, Job};
+use crate::prover::job::{job_bytes, working_bytes};
+use crate::prover::{check_call, prove_cancellable, Assignment, Job};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// supraseal's error, returned by value: `code` 0 is success, positive is
@@ -197,6 +202,45 @@ fn montgomery(values: *const c2p_fr, n: usize, name: &str) -> Result<Vec<Fr>, Er
     Ok(values.to_vec())
 }
 
+/// A supraseal call's arguments, read and checked against each other.
+struct Call<'a> {
+    params: Arc<Parameters>,
+    assignments: Vec<Assignment<'a>>,
+    r: Vec<Fr>,
+    s: Vec<Fr>,
+    devices: DeviceMask,
+    /// The GPUs the call may use at once (for its share of the budget).
+    parallel: usize,
+}
+
+fn read_call<'a>(
+    provers: *const c2p_assignment,
+    n: usize,
+    r_s: *const c2p_fr,
+    s_s: *const c2p_fr,
+    srs: *const c2p_supraseal_srs,
+    gpu_index: c_int,
+) -> Result<Call<'a>, Error> {
+    let devices = DeviceMask::only(i64::from(gpu_index))?;
+    let params = srs_params(srs)?;
+    let assignments: Vec<Assignment> = borrow_assignments(provers, n)?;
+    let r = montgomery(r_s, n, "r_s")?;
+    let s = montgomery(s_s, n, "s_s")?;
+    check_call(&params, &assignments, &r, &s)?;
+    let parallel = devices.devices()?.len();
+    Ok(Call {
+        params,
+        assignments,
+        r,
+        s,
+        devices,
+        parallel,
+    })
+}
+
+/// The split form: checks every witness value, then copies the witnesses
+/// (the caller may free them when this returns) and starts the job.
+/// supraseal's calls block; so does this one while the budget is full.
 fn start(
     provers: *const c2p_assignment,
     n: usize,
@@ -205,29 +249,54 @@ fn start(
     srs: *const c2p_supraseal_srs,
     gpu_index: c_int,
 ) -> Result<Job, Error> {
-    let devices = DeviceMask::only(i64::from(gpu_index))?;
-    let params = srs_params(srs)?;
-    let assignments: Vec<Assignment> = borrow_assignments(provers, n)?;
-    let r = montgomery(r_s, n, "r_s")?;
-    let s = montgomery(s_s, n, "s_s")?;
-    check_call(&params, &assignments, &r, &s)?;
-    // supraseal's calls block; so does this one while the budget is full.
-    let parallel = devices.devices()?.len();
-    let permit = host_budget().acquire(job_bytes(&params, &assignments, parallel), true)?;
-    let witnesses = assignments
+    let call = read_call(provers, n, r_s, s_s, srs, gpu_index)?;
+    for (i, a) in call.assignments.iter().enumerate() {
+        a.check_reduced(i)?;
+    }
+    let bytes = job_bytes(&call.params, &call.assignments, call.parallel);
+    let permit = host_budget().acquire(bytes, true)?;
+    let witnesses = call
+        .assignments
         .iter()
         .map(|a| own(a, false))
         .collect::<Result<Vec<_>, _>>()?;
-    Job::start_admitted(params, witnesses, r, s, permit, devices)
+    Job::start_admitted(call.params, witnesses, call.r, call.s, permit, call.devices, true)
 }
 
-fn write_raw_proofs(job: Job, proofs: *mut c2p_supraseal_proof) -> Result<(), Error> {
+/// The synchronous form: proves on the caller's buffers, which stay valid
+/// for the call, instead of copying them (16 GiB per 2^27 partition). The
+/// budget holds only the working set; each circuit's values are checked
+/// when its turn comes.
+fn prove_now(
+    provers: *const c2p_assignment,
+    n: usize,
+    r_s: *const c2p_fr,
+    s_s: *const c2p_fr,
+    srs: *const c2p_supraseal_srs,
+    gpu_index: c_int,
+) -> Result<Vec<Proof>, Error> {
+    let call = read_call(provers, n, r_s, s_s, srs, gpu_index)?;
+    let bytes = working_bytes(&call.params, &call.assignments, call.parallel);
+    let _permit = host_budget().acquire(bytes, true)?;
+    prove_cancellable(
+        &call.params,
+        &call.assignments,
+        &call.r,
+        &call.s,
+        &AtomicBool::new(false),
+        call.devices,
+    )
+}
+
+fn write_raw_proofs(proved: Vec<Proof>, proofs: *mut c2p_supraseal_proof) -> Result<(), Error> {
     non_null(proofs, "proofs")?;
-    let n = job.circuits();
-    let raw: Vec<u8> = job.finish()?.iter().flat_map(Proof::to_raw).collect();
-    debug_assert_eq!(raw.len(), n * std::mem::size_of::<c2p_supraseal_proof>());
+    let raw: Vec<u8> = proved.iter().flat_map(Proof::to_raw).collect();
+    debug_assert_eq!(
+        raw.len(),
+        proved.len() * std::mem::size_of::<c2p_supraseal_proof>()
+    );
     // SAFETY: `proofs` is non-NULL and, per the contract, has room for
-    // `n` proofs of 384 bytes.
+    // one 384-byte proof per circuit.
     unsafe { std::ptr::copy_nonoverlapping(raw.as_ptr(), proofs.cast::<u8>(), raw.len()) };
     Ok(())
 }
@@ -245,7 +314,7 @@ pub extern "C" fn generate_groth16_proofs_c(
 ) -> c2p_supraseal_error {
     guard(|| {
         non_null(proofs, "proofs")?;
-        write_raw_proofs(start(provers, num_circuits, r_s, s_s, srs, -1)?, proofs)
+        write_raw_proofs(prove_now(provers, num_circuits, r_s, s_s, srs, -1)?, proofs)
     })
 }
 
@@ -267,7 +336,10 @@ pub extern "C" fn generate_groth16_proofs_curio_c(
     let _ = gpu_mtx; // accepted for compatibility, not needed
     guard(|| {
         non_null(proofs, "proofs")?;
-        write_raw_proofs(start(provers, num_circuits, r_s, s_s, srs, gpu_index)?, proofs)
+        write_raw_proofs(
+            prove_now(provers, num_circuits, r_s, s_s, srs, gpu_index)?,
+            proofs,
+        )
     })
 }
 
@@ -304,7 +376,8 @@ pub extern "C" fn finalize_groth16_proof_c(
     guard(|| {
         non_null(pending, "pending")?;
         let job = PENDING.remove(token(pending))?;
-        write_raw_proofs(job, proofs)
+        non_null(proofs, "proofs")?;
+        write_raw_proofs(job.finish()?, proofs)
     })
 }
 
