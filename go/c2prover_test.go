@@ -3,8 +3,10 @@ package c2prover
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -233,6 +235,17 @@ func TestErrors(t *testing.T) {
 	check("a header claiming 2^52 aux values", err, ErrInvalidArgument)
 	_, err = ReadWitness(bytes.NewReader(append([]byte("C2PWIT01"), 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0)))
 	check("a header claiming 2^24 aux values with no data", err, ErrInvalidArgument)
+
+	unreduced := circuits[0]
+	unreduced.Aux = append([]Scalar(nil), unreduced.Aux...)
+	for j := range unreduced.Aux[0] {
+		unreduced.Aux[len(unreduced.Aux)-1][j] = 0xff
+	}
+	_, err = Prove(p, []Assignment{unreduced})
+	check("an aux value above the modulus", err, ErrInvalidArgument)
+	if want := fmt.Sprintf("circuits[0].aux[%d] is not below the field modulus", len(unreduced.Aux)-1); !strings.Contains(err.Error(), want) {
+		t.Fatalf("the message %q does not say %q", err.Error(), want)
+	}
 
 	_, err = Prove(p, circuits, WithSealProof(abi.RegisteredSealProof_StackedDrg32GiBV1_1))
 	check("three circuits for a 32 GiB PoRep", err, ErrSizeMismatch)
