@@ -213,6 +213,7 @@ struct Call<'a> {
     parallel: usize,
 }
 
+/// Reads a supraseal call's arguments (the caller's buffers are borrowed).
 fn read_call<'a>(
     provers: *const c2p_assignment,
     n: usize,
@@ -241,15 +242,7 @@ fn read_call<'a>(
 /// The split form: checks every witness value, then copies the witnesses
 /// (the caller may free them when this returns) and starts the job.
 /// supraseal's calls block; so does this one while the budget is full.
-fn start(
-    provers: *const c2p_assignment,
-    n: usize,
-    r_s: *const c2p_fr,
-    s_s: *const c2p_fr,
-    srs: *const c2p_supraseal_srs,
-    gpu_index: c_int,
-) -> Result<Job, Error> {
-    let call = read_call(provers, n, r_s, s_s, srs, gpu_index)?;
+fn start(call: Call) -> Result<Job, Error> {
     for (i, a) in call.assignments.iter().enumerate() {
         a.check_reduced(i)?;
     }
@@ -267,15 +260,7 @@ fn start(
 /// for the call, instead of copying them (16 GiB per 2^27 partition). The
 /// budget holds only the working set; each circuit's values are checked
 /// when its turn comes.
-fn prove_now(
-    provers: *const c2p_assignment,
-    n: usize,
-    r_s: *const c2p_fr,
-    s_s: *const c2p_fr,
-    srs: *const c2p_supraseal_srs,
-    gpu_index: c_int,
-) -> Result<Vec<Proof>, Error> {
-    let call = read_call(provers, n, r_s, s_s, srs, gpu_index)?;
+fn prove_now(call: Call) -> Result<Vec<Proof>, Error> {
     let bytes = working_bytes(&call.params, &call.assignments, call.parallel);
     let _permit = host_budget().acquire(bytes, true)?;
     prove_cancellable(
@@ -314,7 +299,8 @@ pub extern "C" fn generate_groth16_proofs_c(
 ) -> c2p_supraseal_error {
     guard(|| {
         non_null(proofs, "proofs")?;
-        write_raw_proofs(prove_now(provers, num_circuits, r_s, s_s, srs, -1)?, proofs)
+        let call = read_call(provers, num_circuits, r_s, s_s, srs, -1)?;
+        write_raw_proofs(prove_now(call)?, proofs)
     })
 }
 
@@ -336,10 +322,8 @@ pub extern "C" fn generate_groth16_proofs_curio_c(
     let _ = gpu_mtx; // accepted for compatibility, not needed
     guard(|| {
         non_null(proofs, "proofs")?;
-        write_raw_proofs(
-            prove_now(provers, num_circuits, r_s, s_s, srs, gpu_index)?,
-            proofs,
-        )
+        let call = read_call(provers, num_circuits, r_s, s_s, srs, gpu_index)?;
+        write_raw_proofs(prove_now(call)?, proofs)
     })
 }
 
@@ -360,7 +344,7 @@ pub extern "C" fn generate_groth16_proofs_start_c(
     let _ = gpu_mtx; // accepted for compatibility, not needed
     guard(|| {
         non_null(pending_out, "pending_out")?;
-        let job = start(provers, num_circuits, r_s, s_s, srs, gpu_index)?;
+        let job = start(read_call(provers, num_circuits, r_s, s_s, srs, gpu_index)?)?;
         write_out(pending_out, handle(PENDING.insert(job)));
         Ok(())
     })
