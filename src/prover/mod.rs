@@ -573,9 +573,8 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
     check_cancelled(cancelled)?;
     let begun = Instant::now();
     if !values_checked {
-        let checking = Instant::now();
         w.check_reduced(index)?;
-        engine::STATS.add(engine::Stage::CheckValues, checking.elapsed());
+        engine::STATS.add(engine::Stage::CheckValues, begun.elapsed());
     }
     let started = Instant::now();
     let sums = if on_gpu && gpu::available() && gpu::handles_domain(domain.log_m) {
