@@ -156,6 +156,24 @@ mod with_cuda {
             .collect();
         assert_eq!(run(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
         assert_eq!(run(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+        check_inverses(run, &a, |x| x.inverse(), |x| x.0.l);
+    }
+
+    /// The inverse (a product per exponent bit, so checked on the first
+    /// INVERSES inputs only, edge cases included) against blst's.
+    const INVERSES: usize = 1 << 9;
+    fn check_inverses<T: Copy, const L: usize>(
+        run: Runner<L>,
+        a: &[T],
+        cpu: fn(&T) -> T,
+        limbs: fn(&T) -> [u64; L],
+    ) {
+        let a = &a[..a.len().min(INVERSES)];
+        let la: Vec<[u64; L]> = a.iter().map(limbs).collect();
+        let got = run(FieldOp::Inv, &la, &la).unwrap();
+        for (i, x) in a.iter().enumerate() {
+            assert_eq!(got[i], limbs(&cpu(x)), "Inv at {i}");
+        }
     }
 
     fn fp_suite(run: Runner<6>, n: usize) {
@@ -174,6 +192,7 @@ mod with_cuda {
         let canonical: Vec<[u64; 6]> = a.iter().map(Fp::to_canonical_limbs).collect();
         assert_eq!(run(FieldOp::ToMont, &canonical, &canonical).unwrap(), la);
         assert_eq!(run(FieldOp::FromMont, &la, &la).unwrap(), canonical);
+        check_inverses(run, &a, |x| x.inverse_vartime(), |x| x.0.l);
     }
 
     #[test]
@@ -573,6 +592,42 @@ mod msm {
         assert!(msm_g1(&device, points.len() - 10, &s).is_err(), "out of range");
         let empty: Vec<Fr> = Vec::new();
         assert!(msm_g1(&device, 0, &empty).unwrap().is_identity());
+    }
+
+    /// The batch-affine bucket sums meet every exceptional pair: P + (−P),
+    /// P + P, infinity on either side, and sums of such. Points repeat the
+    /// pattern P, −P, P, P, Q, −Q, O, R (O infinity); with all scalars equal
+    /// every window has one bucket holding all of them in this order, and
+    /// 2^17 points make every window group large enough for the batch-affine
+    /// path. Random scalars then pair them by chance.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn g1_msm_exceptional_pairs_equal_blst() {
+        let _gpu = gpu("g1_msm_exceptional_pairs_equal_blst");
+        let base = g1_points(4, 4, 11); // P, O, −P, R
+        let q = g1_points(1, 1, 12)[0];
+        let neg = |p: &G1Affine| (-p.to_projective()).to_affine();
+        let (p, o, minus_p, r) = (base[0], base[1], base[2], base[3]);
+        let pattern = [p, minus_p, p, p, q, neg(&q), o, r];
+        let n = 1 << 17;
+        let points: Vec<G1Affine> = (0..n).map(|i| pattern[i % pattern.len()]).collect();
+        let device = upload_g1(0, &points).unwrap();
+        for (k, count) in [n, n - 1, n - 3, 9].into_iter().enumerate() {
+            let equal = vec![Fr::from_u64(987654321); count];
+            let want = dense_msm(&points[..count], &equal).to_affine();
+            assert_eq!(
+                msm_g1(&device, 0, &equal).unwrap().to_affine(),
+                want,
+                "{count} points in one bucket per window"
+            );
+            let s = scalars(count, 10, 10, 400 + k as u64);
+            let want = dense_msm(&points[..count], &s).to_affine();
+            assert_eq!(
+                msm_g1(&device, 0, &s).unwrap().to_affine(),
+                want,
+                "{count} points, random scalars"
+            );
+        }
     }
 
     #[test]

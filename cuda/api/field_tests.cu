@@ -7,7 +7,7 @@
 
 namespace {
 
-enum op_t { OP_MUL = 0, OP_ADD = 1, OP_SUB = 2, OP_SQR = 3, OP_TO_MONT = 4, OP_FROM_MONT = 5, OP_NEG = 6 };
+enum op_t { OP_MUL = 0, OP_ADD = 1, OP_SUB = 2, OP_SQR = 3, OP_TO_MONT = 4, OP_FROM_MONT = 5, OP_NEG = 6, OP_INV = 7 };
 
 template <class F>
 __host__ __device__ F apply(int op, const F& x, const F& y) {
@@ -18,6 +18,7 @@ __host__ __device__ F apply(int op, const F& x, const F& y) {
         case OP_SQR: return x.sqr();
         case OP_TO_MONT: return F::to_mont(x);
         case OP_FROM_MONT: return x.from_mont();
+        case OP_INV: return x.inverse();
         default: return -x;
     }
 }

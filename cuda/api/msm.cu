@@ -8,7 +8,10 @@
 // bytes and two indices per scalar, the per-entry buffers of a group of
 // windows (~40 bytes per entry with CUB's sort scratch, entries = windows
 // in the group × scalars that are not 0 or 1; groups are sized to stay
-// within 2 GiB), and the buckets (windows × (2^(c−1) + 1) points). All of
+// within 2 GiB), the buckets (windows × (2^(c−1) + 1) points), and for G1's
+// batch-affine bucket sums ~120 bytes per entry of a group (affine_bytes;
+// taken only when the device has that much free, else the XYZZ kernel runs:
+// 13 GB for a 2^27-point window). All of
 // it is allocated and freed in the call's stream order (no device-wide
 // synchronisation) and freed before the call returns, on success and on
 // failure; the device's memory pool keeps up to $C2P_POOL_KEEP_MIB (1 GiB)
@@ -23,6 +26,7 @@
 #include <type_traits>
 
 #include "../common.cuh"
+#include "../msm/affine.cuh"
 #include "../msm/pippenger.cuh"
 #include "host.cuh"
 
@@ -73,14 +77,26 @@ int g1_window_cap() {
     return cap >= 16 && cap <= 22 ? cap : 20;
 }
 
-// The G1 bucket-sum kernel: $C2P_MSM_BUCKET_VARIANT 2 prefetches the next
-// point, 3 caps registers at 128 for four blocks per SM; else the plain one
-// (experiments, to be measured).
-enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3 };
+// The G1 bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
+// kernel, 2 the same prefetching the next point, 3 (the default) the same
+// held to 128 registers, 4 batch-affine (msm/affine.cuh) whenever the
+// device has room for it. On the H200 the batch-affine sums took 1305 ms
+// at 2^27 against the plain kernel's 842 ms (BENCHMARKS, seventh session):
+// their levels move each sum through device memory twice, and the gathers
+// and the per-level inversion outweigh the products saved. Kept as an
+// option, tested, for the work that would change that.
+enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4 };
 int bucket_variant() {
-    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", PLAIN);
-    return v == PREFETCH || v == LEAN ? v : PLAIN;
+    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", LEAN);
+    return v >= PLAIN && v <= AFFINE ? v : LEAN;
 }
+
+// Device bytes the batch-affine sums of `entries` entries in `runs` runs
+// take at most: level 0 has M0 <= (entries + runs) / 2 sums; per sum of M0
+// a point (96 bytes) for the even levels, at most half as many for the odd
+// ones (72), a prefix product (48), its operands' place (4), and the
+// per-thread totals with their own batch inversion (~14).
+size_t affine_bytes(size_t entries, size_t runs) { return ((entries + runs) / 2 + 1) * 240 + (16u << 20); }
 
 // Threads per block of the bucket-sum kernel: $C2P_MSM_CHUNK_THREADS (32,
 // 64, 128 or 256; an experiment: with ~150-175 registers per thread the
@@ -155,6 +171,97 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
         parts = fewer;
     }
     return cudaMemcpyAsync(out, in, sizeof(J), cudaMemcpyDeviceToDevice, s);
+}
+
+// Inverts n non-zero values in place by Montgomery's trick (msm/affine.cuh):
+// prefix products per thread, their totals inverted the same way, then back.
+cudaError_t batch_inverse(c2p::fp_t* v, size_t n, cudaStream_t s) {
+    namespace A = c2p::msm::affine;
+    if (n == 0) return cudaSuccess;
+    if (n == 1) {
+        A::invert_one<<<1, 1, 0, s>>>(v);
+        return cudaGetLastError();
+    }
+    const size_t threads = (n + A::INVERSES_PER_THREAD - 1) / A::INVERSES_PER_THREAD;
+    stream_array<c2p::fp_t> prefix, totals;
+    C2P_CUDA_OK(prefix.alloc(n, s));
+    C2P_CUDA_OK(totals.alloc(threads, s));
+    A::prefix_products<<<blocks(threads), THREADS, 0, s>>>(v, n, prefix.ptr, totals.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(batch_inverse(totals.ptr, threads, s));
+    A::invert_from_prefix<<<blocks(threads), THREADS, 0, s>>>(v, n, prefix.ptr, totals.ptr);
+    return cudaGetLastError();
+}
+
+// The bucket sums of one window group by batch-affine levels: the sorted
+// entries' runs (keys, counts, offsets) summed pairwise until each run is
+// one point, written to the group's buckets at the run's key.
+cudaError_t affine_bucket_sums(const c2p::affine_t<c2p::fp_t>* points, const uint32_t* entries,
+                               const uint32_t* run_keys, const uint32_t* run_counts, const uint32_t* run_offsets,
+                               uint32_t runs, uint32_t B, c2p::xyzz_t<c2p::fp_t>* buckets,
+                               stream_array<uint8_t>& temp, size_t& temp_bytes, cudaStream_t s) {
+    namespace A = c2p::msm::affine;
+    stream_array<uint32_t> count[2], offset[2], largest_on_device;
+    for (int k = 0; k < 2; k++) {
+        C2P_CUDA_OK(count[k].alloc(runs + 1, s));
+        C2P_CUDA_OK(offset[k].alloc(runs + 1, s));
+    }
+    C2P_CUDA_OK(largest_on_device.alloc(1, s));
+    A::first_counts<<<blocks(runs + 1), THREADS, 0, s>>>(run_counts, run_keys, runs, B, count[0].ptr);
+    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
+        return cub::DeviceReduce::Max(t, b, count[0].ptr, largest_on_device.ptr, runs, s);
+    }));
+    uint32_t largest = 0;
+    C2P_CUDA_OK(to_host(&largest, largest_on_device.ptr, s));
+    if (largest == 0) return cudaSuccess;  // every digit of the group is 0
+
+    A::level_input in{points, entries};
+    const uint32_t* in_count = count[0].ptr;
+    const uint32_t* in_offset = run_offsets;
+    stream_array<A::point> sums[2];
+    stream_array<uint32_t> src;
+    stream_array<c2p::fp_t> prefix, totals;
+    for (int level = 0; (1ull << level) < largest; level++) {
+        // Level ℓ writes counts and offsets [(ℓ + 1) mod 2] and sums [ℓ mod
+        // 2]; the number of sums never grows from one level to the next, so
+        // the first allocation of each buffer is large enough for the rest.
+        const int o = (level + 1) & 1;
+        A::halve_counts<<<blocks(runs + 1), THREADS, 0, s>>>(in_count, runs, count[o].ptr);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
+            return cub::DeviceScan::ExclusiveSum(t, b, count[o].ptr, offset[o].ptr, runs + 1, s);
+        }));
+        uint32_t M = 0;
+        C2P_CUDA_OK(to_host(&M, offset[o].ptr + runs, s));
+        const size_t threads = (M + A::PAIRS_PER_THREAD - 1) / A::PAIRS_PER_THREAD;
+        stream_array<A::point>& out = sums[level & 1];
+        if (!out.ptr) C2P_CUDA_OK(out.alloc(M, s));
+        if (!src.ptr) {
+            C2P_CUDA_OK(src.alloc(M, s));
+            C2P_CUDA_OK(prefix.alloc(M, s));
+            C2P_CUDA_OK(totals.alloc(threads, s));
+        }
+        A::pair_prefix<<<blocks(threads), THREADS, 0, s>>>(in, in_count, in_offset, offset[o].ptr, runs, M, src.ptr,
+                                                            prefix.ptr, totals.ptr);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(batch_inverse(totals.ptr, threads, s));
+        A::pair_finish<<<blocks(threads), THREADS, 0, s>>>(in, M, src.ptr, prefix.ptr, totals.ptr, out.ptr);
+        C2P_CUDA_OK(cudaGetLastError());
+        in = A::level_input{out.ptr, nullptr};
+        in_count = count[o].ptr;
+        in_offset = offset[o].ptr;
+    }
+    A::write_buckets<<<blocks(runs), THREADS, 0, s>>>(in, in_count, in_offset, run_keys, runs, buckets);
+    return cudaGetLastError();
+}
+
+// Whether the batch-affine sums of a group fit in the device's free memory.
+cudaError_t affine_fits(size_t entries, size_t runs, bool* fits) {
+    size_t free = 0, total = 0;
+    C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
+    *fits = affine_bytes(entries, runs) + (256ull << 20) <= free;
+    return cudaSuccess;
 }
 
 // Where an MSM's scalars are (c2p_cuda_msm's `scalars_on_device`).
@@ -296,6 +403,27 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             }));
             uint32_t runs = 0, largest = 0;
             C2P_CUDA_OK(to_host(&runs, n_runs.ptr, s));
+            bool affine = false;
+            if constexpr (std::is_same_v<F, c2p::fp_t>) {
+                const int variant = bucket_variant();
+                if (variant == AFFINE) C2P_CUDA_OK(affine_fits(entries, runs, &affine));
+                if (affine) {
+                    C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
+                    C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
+                        return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
+                    }));
+                    C2P_CUDA_OK(affine_bucket_sums(points, values_sorted.ptr, run_keys.ptr, run_counts.ptr,
+                                                   run_offsets.ptr, runs, B, buckets.ptr + (size_t)w0 * (B + 1), temp,
+                                                   temp_bytes, s));
+                }
+            }
+            if (affine) {
+                C2P_CUDA_OK(cudaEventRecord(ev[5].ev, s));
+                C2P_CUDA_OK(cudaStreamSynchronize(s));
+                t.sort_ms += elapsed(ev[3], ev[4]);
+                t.buckets_ms += elapsed(ev[4], ev[5]);
+                continue;
+            }
             // The largest run, over the runs written (not the whole array).
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceReduce::Max(t, b, run_counts.ptr, max_count.ptr, runs, s);

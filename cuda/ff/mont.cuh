@@ -279,6 +279,26 @@ C2P_UNROLL
 
     __host__ __device__ mont_t sqr() const { return *this * *this; }
 
+    // 1/x by Fermat: x^(MOD − 2), left to right over the exponent's bits
+    // (0 for x = 0). Slow (a product per bit and one per set bit) and
+    // therefore rare: batch inversions invert one element per batch.
+    __host__ __device__ mont_t inverse() const {
+        uint32_t e[N];
+        uint32_t borrow = 2;
+        for (int i = 0; i < N; i++) {
+            const uint32_t m = P::MOD(i);
+            e[i] = m - borrow;
+            borrow = m < borrow ? 1 : 0;
+        }
+        mont_t acc = one();
+        for (int i = N - 1; i >= 0; i--)
+            for (int bit = 31; bit >= 0; bit--) {
+                acc = acc.sqr();
+                if ((e[i] >> bit) & 1) acc = acc * *this;
+            }
+        return acc;
+    }
+
     __host__ __device__ mont_t& operator*=(const mont_t& b) { return *this = *this * b; }
     __host__ __device__ mont_t& operator+=(const mont_t& b) { return *this = *this + b; }
     __host__ __device__ mont_t& operator-=(const mont_t& b) { return *this = *this - b; }

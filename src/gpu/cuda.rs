@@ -366,6 +366,8 @@ pub enum FieldOp {
     ToMont = 4,
     FromMont = 5,
     Neg = 6,
+    /// 1/a (0 for 0).
+    Inv = 7,
 }
 
 /// The CUDA side's field number for elements of `L` 64-bit limbs.
