@@ -431,8 +431,14 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
             C2P_CUDA_OK(to_host(&largest, max_count.ptr, s));
             // Chunks of at most L entries, with L large enough that no bucket
-            // has more than ~256 chunks to add afterwards.
-            const uint32_t L = std::max<uint32_t>(32, (largest + 255) / 256);
+            // has more than ~MAX_CHUNKS chunks to add afterwards (a warp adds
+            // those of a long run). A chunk is a chain of dependent additions:
+            // with 256 chunks per bucket, the one bucket of the top window
+            // of a width that leaves it only carries (digits 0 and 1: c = 17,
+            // 16 windows, for the PoRep witness's 2.1 M other values) took
+            // chunks of 4150 points, 55 ms of tail in a 73 ms bucket phase.
+            constexpr uint32_t MAX_CHUNKS = 4096;
+            const uint32_t L = std::max<uint32_t>(32, (largest + MAX_CHUNKS - 1) / MAX_CHUNKS);
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
             }));
@@ -476,6 +482,10 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             C2P_CUDA_OK(cudaGetLastError());
             c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
                                                                     runs, buckets.ptr + (size_t)w0 * (B + 1));
+            C2P_CUDA_OK(cudaGetLastError());
+            // A lane per run to find the long ones; at most 1024 blocks.
+            c2p::msm::sum_long_runs<F, J><<<std::min(blocks(runs), 1024u), THREADS, 0, s>>>(
+                partial.ptr, chunk_offsets.ptr, run_keys.ptr, runs, buckets.ptr + (size_t)w0 * (B + 1));
             C2P_CUDA_OK(cudaGetLastError());
             // chunks and partial are freed here: wait for their kernels.
             C2P_CUDA_OK(cudaEventRecord(ev[5].ev, s));

@@ -185,14 +185,63 @@ __global__ void __launch_bounds__(128, 4) sum_chunks_lean(const affine_t<F>* poi
 
 // Bucket sums: the partial sums of each run's chunks, written to the
 // window's dense bucket array at the run's key (buckets start as infinity).
+// A thread sums a run of at most LONG_RUN chunks; longer runs (a bucket
+// holding a large share of the scalars: all scalars equal, or the top
+// window of a width that leaves it only the carry, i.e. digits 0 and 1)
+// are summed by a warp each in sum_long_runs.
+constexpr uint32_t LONG_RUN = 16;
+
 template <class F, class P>
 __global__ void sum_runs(const P* partial, const uint32_t* chunk_offsets, const uint32_t* run_keys,
                          size_t runs, P* buckets) {
     size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= runs || chunk_offsets[r] == chunk_offsets[r + 1]) return;
-    P acc = partial[chunk_offsets[r]];
-    for (uint32_t k = chunk_offsets[r] + 1; k < chunk_offsets[r + 1]; k++) acc = acc + partial[k];
+    if (r >= runs) return;
+    const uint32_t first = chunk_offsets[r], end = chunk_offsets[r + 1];
+    if (first == end || end - first > LONG_RUN) return;
+    P acc = partial[first];
+    for (uint32_t k = first + 1; k < end; k++) acc = acc + partial[k];
     buckets[run_keys[r]] = acc;
+}
+
+// p of lane + offset (the lane's own p where that is beyond the warp), word
+// by word.
+template <class P>
+__device__ __forceinline__ P shuffle_down(const P& p, unsigned offset) {
+    static_assert(sizeof(P) % 4 == 0, "points are whole 32-bit words");
+    P out;
+    const uint32_t* from = reinterpret_cast<const uint32_t*>(&p);
+    uint32_t* to = reinterpret_cast<uint32_t*>(&out);
+#pragma unroll
+    for (unsigned i = 0; i < sizeof(P) / 4; i++) to[i] = __shfl_down_sync(0xffffffffu, from[i], offset);
+    return out;
+}
+
+// The runs of more than LONG_RUN chunks, a warp per run: each warp looks at
+// 32 runs at a time (a lane each, grid-stride), and for each long one among
+// them each lane sums every 32nd partial, then a shuffle tree leaves the
+// run's sum in lane 0. Launched with whole warps; the loop bounds are the
+// same for all lanes of a warp.
+template <class F, class P>
+__global__ void sum_long_runs(const P* partial, const uint32_t* chunk_offsets, const uint32_t* run_keys,
+                              size_t runs, P* buckets) {
+    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const size_t warps = (size_t)gridDim.x * blockDim.x / 32;
+    const unsigned lane = threadIdx.x % 32;
+    for (size_t base = warp * 32; base < runs; base += warps * 32) {
+        const size_t mine = base + lane;
+        const bool is_long = mine < runs && chunk_offsets[mine + 1] - chunk_offsets[mine] > LONG_RUN;
+        for (uint32_t pending = __ballot_sync(0xffffffffu, is_long); pending; pending &= pending - 1) {
+            const size_t r = base + (unsigned)(__ffs((int)pending) - 1);
+            const uint32_t first = chunk_offsets[r], end = chunk_offsets[r + 1];
+            P acc = P::inf();
+            for (uint32_t k = first + lane; k < end; k += 32) acc = acc + partial[k];
+            for (unsigned offset = 16; offset > 0; offset /= 2) {
+                const P other = shuffle_down(acc, offset);
+                acc = acc + other;
+            }
+            if (lane == 0) buckets[run_keys[r]] = acc;
+        }
+    }
 }
 
 template <class P>
