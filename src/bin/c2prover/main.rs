@@ -678,6 +678,32 @@ impl DevicePeak {
     }
 }
 
+/// `n` values, `zeros` % of them 0 and `ones` % 1 (to a hundredth of a
+/// percent), the rest random.
+#[cfg(feature = "cuda")]
+fn porep_aux(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Fr> {
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+    use rayon::prelude::*;
+    let zero_below = (zeros * 100.0) as u32;
+    let one_below = zero_below + (ones * 100.0) as u32;
+    let mut out = vec![Fr::ZERO; n];
+    out.par_chunks_mut(1 << 16).enumerate().for_each(|(i, chunk)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ ((i as u64) << 20));
+        for v in chunk {
+            let roll = rng.next_u32() % 10_000;
+            if roll >= one_below {
+                let mut bytes = [0u8; 64];
+                rng.fill_bytes(&mut bytes);
+                *v = Fr::from_uniform_bytes(&bytes);
+            } else if roll >= zero_below {
+                *v = Fr::ONE;
+            }
+        }
+    });
+    out
+}
+
 #[cfg(feature = "cuda")]
 /// Random evaluations with `zeros` percent zeros (PoRep's a, b: 49 %, c: 80 %).
 fn random_evals(n: usize, zeros: u32, seed: u64) -> Vec<Fr> {
@@ -843,6 +869,22 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         // split_ms covers the zero/one/other split and the sum of the ones.
         println!(
             "msm g1 2^{log2} witness (49 % zeros, ~41 % ones): median {ms:.1} ms; last run: {:?}",
+            phases.unwrap_or_default()
+        );
+        // PoRep's aux vector itself (anchors.md): 1.64 % of the values are
+        // neither 0 nor 1, few enough that the window width (c = 17 at
+        // 2^27) leaves the top window only carries, one huge bucket.
+        let mix = c2prover::shaped::ValueMix::default();
+        let aux = porep_aux(n, mix.aux_zeros, mix.aux_ones, 14);
+        let mut phases = None;
+        let ms = time_runs(args.runs, || {
+            c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Host(&aux))
+                .map(|(_, t)| phases = Some(t))
+        })?;
+        println!(
+            "msm g1 2^{log2} PoRep aux ({} % zeros, {} % ones): median {ms:.1} ms; last run: {:?}",
+            mix.aux_zeros,
+            mix.aux_ones,
             phases.unwrap_or_default()
         );
     }
