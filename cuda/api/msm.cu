@@ -62,11 +62,17 @@ unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 // of the ceil(256/c) windows costs about m additions into buckets and
 // 2·2^(c−1) for their reduction, which log2(m) − 4 balances; at most 20
 // bits (16 for G2: its buckets are twice the size), at least 4.
+// Of widths with the same number of windows the narrowest is taken: the
+// same additions into half the buckets (c = 17 gives 16 windows as c = 16
+// does, the 16th holding only the carries out of bit 255).
 int window_bits(size_t m, int max_bits) {
     int log_m = 0;
     while (log_m < 40 && (1ull << (log_m + 1)) <= m) log_m++;
     int c = log_m - 4;
-    return c < 4 ? 4 : (c > max_bits ? max_bits : c);
+    c = c < 4 ? 4 : (c > max_bits ? max_bits : c);
+    auto windows = [](int bits) { return (256 + bits - 1) / bits; };
+    while (c > 4 && windows(c - 1) == windows(c)) c--;
+    return c;
 }
 
 // G1's cap on the window width: 20, or $C2P_MSM_G1_MAX_WINDOW (16..22, for
@@ -433,10 +439,11 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             // Chunks of at most L entries, with L large enough that no bucket
             // has more than ~MAX_CHUNKS chunks to add afterwards (a warp adds
             // those of a long run). A chunk is a chain of dependent additions:
-            // with 256 chunks per bucket, the one bucket of the top window
-            // of a width that leaves it only carries (digits 0 and 1: c = 17,
-            // 16 windows, for the PoRep witness's 2.1 M other values) took
-            // chunks of 4150 points, 55 ms of tail in a 73 ms bucket phase.
+            // with 256 chunks per bucket, the one bucket of a top window that
+            // held only carries (c = 17 for the PoRep witness's 2.1 M other
+            // values, before window_bits took the narrowest width) took
+            // chunks of 4150 points, 55 ms of tail in a 73 ms bucket phase;
+            // all scalars equal, or few distinct ones, do the same.
             constexpr uint32_t MAX_CHUNKS = 4096;
             const uint32_t L = std::max<uint32_t>(32, (largest + MAX_CHUNKS - 1) / MAX_CHUNKS);
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {

@@ -186,9 +186,8 @@ __global__ void __launch_bounds__(128, 4) sum_chunks_lean(const affine_t<F>* poi
 // Bucket sums: the partial sums of each run's chunks, written to the
 // window's dense bucket array at the run's key (buckets start as infinity).
 // A thread sums a run of at most LONG_RUN chunks; longer runs (a bucket
-// holding a large share of the scalars: all scalars equal, or the top
-// window of a width that leaves it only the carry, i.e. digits 0 and 1)
-// are summed by a warp each in sum_long_runs. Not fewer: a warp spends 32
+// holding a large share of the scalars: all scalars equal, or few distinct
+// ones) are summed by a warp each in sum_long_runs. Not fewer: a warp spends 32
 // lanes and a shuffle tree on one run, and with 16 the many runs of 16-19
 // chunks in the top window of dense MSMs made G2 at 2^24 594 ms instead of
 // 471 (H200).

@@ -872,8 +872,8 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
             phases.unwrap_or_default()
         );
         // PoRep's aux vector itself (anchors.md): 1.64 % of the values are
-        // neither 0 nor 1, few enough that the window width (c = 17 at
-        // 2^27) leaves the top window only carries, one huge bucket.
+        // neither 0 nor 1 (2.1 M at 2^27, where c = 17 once left the top
+        // window only carries: one huge bucket).
         let mix = c2prover::shaped::ValueMix::default();
         let aux = porep_aux(n, mix.aux_zeros, mix.aux_ones, 14);
         let mut phases = None;
