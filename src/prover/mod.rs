@@ -218,12 +218,6 @@ pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[F
     Ok(())
 }
 
-/// The coefficients of h: on the host, or left on the GPU by its H step.
-enum HValues {
-    Host(Vec<Fr>),
-    Device(gpu::DeviceScalars),
-}
-
 /// The witness scalars that meet points through the density bitmaps (the
 /// rest of the MSMs take whole vectors).
 struct DensitySelected {
@@ -242,30 +236,18 @@ impl DensitySelected {
     }
 }
 
-/// The five MSMs on the GPU over the device copy of the parameters. The
-/// GPU splits each scalar vector itself (zeros skipped, ones summed) and
-/// applies the density bitmaps to the aux vector itself, so the CPU selects
-/// nothing but the few inputs of B.
-fn gpu_sums(
+/// The four witness MSMs (L, A, B_G1, B_G2) on the GPU over the device
+/// copy of the parameters. The GPU splits each scalar vector itself (zeros
+/// skipped, ones summed) and applies the density bitmaps to the aux vector
+/// itself, so the CPU selects nothing but the few inputs of B.
+fn witness_sums(
     device: &gpu::DeviceParams,
     gpu: usize,
     w: &Assignment,
-    h: HValues,
     aux_ahead: Option<gpu::DeviceScalars>,
-) -> Result<QuerySums> {
+    cancelled: &AtomicBool,
+) -> Result<WitnessSums> {
     use engine::Stage;
-    // Each query's MSMs, timed as a stage of their own.
-    fn timed<T>(stage: Stage, msm: impl FnOnce() -> Result<T>) -> Result<T> {
-        let started = Instant::now();
-        let sum = msm()?;
-        engine::STATS.add(stage, started.elapsed());
-        Ok(sum)
-    }
-    // h first: a device h is consumed by its MSM and freed before the rest.
-    let h = timed(Stage::MsmH, || match h {
-        HValues::Host(h) => gpu::msm_g1(&device.h, 0, &h[..h.len().min(device.h.len())]),
-        HValues::Device(h) => gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h)),
-    })?;
     // The aux values go up once for the four MSMs that read them (L, A,
     // B_G1, B_G2), here (counted with L) unless they went up ahead; without
     // room for that copy, each MSM uploads them.
@@ -288,21 +270,49 @@ fn gpu_sums(
     let b_inp_points = w.b_inp_density.popcount;
     let b_inp = select(w.inputs, w.b_inp_density.words);
     let (a_aux, b_aux) = (w.a_aux_density.words, w.b_aux_density.words);
-    Ok(QuerySums {
-        h,
-        l: timed(Stage::MsmL, || gpu::msm_g1_from(&device.l, 0, aux()))?,
-        a: timed(Stage::MsmA, || {
-            Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, aux(), a_aux)?)
-        })?,
-        b_g1: timed(Stage::MsmBG1, || {
-            Ok(gpu::msm_g1(&device.b_g1, 0, &b_inp)?
-                + gpu::msm_g1_masked(&device.b_g1, b_inp_points, aux(), b_aux)?)
-        })?,
+    let l = timed(Stage::MsmL, || gpu::msm_g1_from(&device.l, 0, aux()))?;
+    check_cancelled(cancelled)?;
+    let a = timed(Stage::MsmA, || {
+        Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, aux(), a_aux)?)
+    })?;
+    check_cancelled(cancelled)?;
+    let b_g1 = timed(Stage::MsmBG1, || {
+        Ok(gpu::msm_g1(&device.b_g1, 0, &b_inp)?
+            + gpu::msm_g1_masked(&device.b_g1, b_inp_points, aux(), b_aux)?)
+    })?;
+    check_cancelled(cancelled)?;
+    Ok(WitnessSums {
+        l,
+        a,
+        b_g1,
         b_g2: timed(Stage::MsmBG2, || {
             Ok(gpu::msm_g2(&device.b_g2, 0, &b_inp)?
                 + gpu::msm_g2_masked(&device.b_g2, b_inp_points, aux(), b_aux)?)
         })?,
     })
+}
+
+/// The MSMs over the witness: all of a circuit's but H's.
+struct WitnessSums {
+    l: G1,
+    a: G1,
+    b_g1: G1,
+    b_g2: G2,
+}
+
+impl WitnessSums {
+    fn with_h(self, h: G1) -> QuerySums {
+        let WitnessSums { l, a, b_g1, b_g2 } = self;
+        QuerySums { h, l, a, b_g1, b_g2 }
+    }
+}
+
+/// Runs `msm`, timed as the stage `stage` (each query's MSMs).
+fn timed<T>(stage: engine::Stage, msm: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = Instant::now();
+    let sum = msm()?;
+    engine::STATS.add(stage, started.elapsed());
+    Ok(sum)
 }
 
 /// The five MSMs on the GPU with the points streamed from host memory (the
@@ -441,46 +451,126 @@ fn gpu_stage(
     };
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
-    // With the parameters' points on the GPU, h stays there for its MSM.
-    let (h, t) = match device {
-        Some(_) => {
-            let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
-            (HValues::Device(h), t)
-        }
-        None => {
-            let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
-            (HValues::Host(h), t)
+    let sel = match (device, sel) {
+        (Some(device), _) => return resident_stage(call, device, index, w, (abc, aux), gpu, waited).map(Ok),
+        (None, Some(sel)) => sel,
+        (None, None) => {
+            return Err(Error::new(
+                ErrorKind::Gpu,
+                "internal: MSMs over streamed points without the density selections",
+            ))
         }
     };
+    let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
+    log_h_step(index, &t);
+    let h_done = Instant::now();
+    engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+    check_cancelled(cancelled)?;
+    let sums = match streamed_sums(params, gpu, w, sel, &h) {
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            // Other work holds the GPU's memory: this circuit's MSMs
+            // are still owed, and the CPU can do them.
+            log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
+            return Ok(Err(h));
+        }
+        other => other?,
+    };
+    engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    Ok(Ok(sums))
+}
+
+fn log_h_step(index: usize, t: &gpu::HTiming) {
     log::debug!(
         "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms, download {:.1} ms",
         t.upload_ms,
         t.total_ms,
         t.download_ms
     );
-    let h_done = Instant::now();
-    engine::STATS.add(engine::Stage::GpuH, h_done - waited);
-    check_cancelled(cancelled)?;
-    let sums = match (device, h, sel) {
-        (Some(device), h, _) => gpu_sums(device, gpu, w, h, aux)?,
-        (None, HValues::Host(h), Some(sel)) => match streamed_sums(params, gpu, w, sel, &h) {
+}
+
+/// The GPU stage over resident points: the H step leaves h on the GPU for
+/// its MSM. The four witness MSMs run beside the H step and H's MSM, on a
+/// thread (and streams) of their own, when the GPU's memory holds both
+/// working sets: their many short phases (splits, sorts, a window
+/// combination on one thread, host round trips) leave the GPU idle, and
+/// the H side's kernels fill it. Otherwise, or when they run out of memory
+/// beside the H side, they run after it.
+fn resident_stage(
+    call: &Call,
+    device: &gpu::DeviceParams,
+    index: usize,
+    w: &Assignment,
+    (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
+    gpu: usize,
+    waited: Instant,
+) -> Result<QuerySums> {
+    let Call {
+        domain, cancelled, ..
+    } = *call;
+    let beside = witness_beside_h(gpu, domain, w, matches!(abc, gpu::Abc::Device(_)), aux.is_some());
+    // Σ h_i·H_i, and when its MSM began.
+    let h_side = || -> Result<(G1, Instant)> {
+        let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
+        log_h_step(index, &t);
+        let h_done = Instant::now();
+        engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+        check_cancelled(cancelled)?;
+        let sum = timed(engine::Stage::MsmH, || {
+            gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))
+        })?;
+        Ok((sum, h_done))
+    };
+    let (h, h_done, witness) = if beside {
+        let (h, witness) = std::thread::scope(|scope| {
+            let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled));
+            (h_side(), witness.join())
+        });
+        let witness =
+            witness.map_err(|_| Error::new(ErrorKind::Panic, "the witness MSMs' thread panicked"))?;
+        let (h, h_done) = h?;
+        let witness = match witness {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
-                // Other work holds the GPU's memory: this circuit's MSMs
-                // are still owed, and the CPU can do them.
-                log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
-                return Ok(Err(h));
+                log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
+                witness_sums(device, gpu, w, None, cancelled)?
             }
             other => other?,
-        },
-        _ => {
-            return Err(Error::new(
-                ErrorKind::Gpu,
-                "internal: h on the GPU without the parameters there, or no selections to stream",
-            ))
-        }
+        };
+        (h, h_done, witness)
+    } else {
+        let (h, h_done) = h_side()?;
+        (h, h_done, witness_sums(device, gpu, w, aux, cancelled)?)
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
-    Ok(Ok(sums))
+    Ok(witness.with_h(h))
+}
+
+/// Whether the witness MSMs may run beside the H side on GPU `gpu`
+/// (`$C2P_WITNESS_BESIDE_H=0` never, to compare): when its free memory
+/// holds, with 2 GiB to spare, H's MSM (~68 bytes per element at 2^27:
+/// scalars' flags and indices, a window's sort, the chunk sums, the
+/// buckets; plus a, b, c when the H step uploads them), the witness MSMs'
+/// (their copy of the aux values, its flags and indices, and sorts of up
+/// to 2 GiB; plus the aux values when not uploaded ahead), and the next
+/// circuit's a, b, c and aux going up ahead meanwhile.
+fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
+    static ENABLED: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("C2P_WITNESS_BESIDE_H").map_or(true, |v| v != "0"));
+    if !*ENABLED {
+        return false;
+    }
+    let fr = std::mem::size_of::<Fr>();
+    let (m, n) = (domain.m, w.aux.len());
+    let h_side = 72 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
+    let witness = 42 * n + (40 * n).min(2 << 30) + if aux_on_gpu { 0 } else { fr * n };
+    let next_ahead = 3 * fr * m + fr * n;
+    let need = h_side + witness + next_ahead + (2 << 30);
+    let free = gpu::free_memory(gpu).unwrap_or(0);
+    log::trace!(
+        "witness MSMs beside H on GPU {gpu}: {} MiB free, {} MiB wanted",
+        free >> 20,
+        need >> 20
+    );
+    free >= need
 }
 
 /// A circuit's a, b, c uploaded ahead of its GPU stage, with the GPU's
