@@ -117,16 +117,11 @@ cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table
     int done = 0;
     while (done < log_m) {
         int k = log_m - done < max_k ? log_m - done : max_k;
-        if (dif) {
-            // Stages done..done+k of DIF: stride 2^(log_m - done - k).
-            c2p::ntt_pass<true><<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile,
-                                                                               log_m - done - k, k, table,
-                                                                               inverse);
-        } else {
-            // DIT stages with half-sizes 2^done .. 2^(done+k-1): stride 2^done.
-            c2p::ntt_pass<false><<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, done, k,
-                                                                                table, inverse);
-        }
+        // DIF: stages done..done+k, stride 2^(log_m - done - k). DIT: half-
+        // sizes 2^done .. 2^(done+k-1), stride 2^done.
+        const int log_s = dif ? log_m - done - k : done;
+        auto pass = dif ? c2p::ntt_pass<true> : c2p::ntt_pass<false>;
+        pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse);
         C2P_CUDA_OK(cudaGetLastError());
         done += k;
     }
