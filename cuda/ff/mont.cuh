@@ -277,7 +277,91 @@ C2P_UNROLL
         return reduce_once(t, ptx::addc(O[N], 0));
     }
 
-    __host__ __device__ mont_t sqr() const { return *this * *this; }
+    // a^2. On the device a product a·a unless built with
+    // C2P_FP_DEDICATED_SQUARE (through NVCC_APPEND_FLAGS; an experiment
+    // not yet measured on a GPU: in the 128-register bucket kernel the
+    // call spills 40 bytes more), which takes sqr_inline: a call for Fp,
+    // as products are. The host emulation always takes sqr_inline, so the
+    // tests check it against blst without a GPU.
+    __host__ __device__ mont_t sqr() const {
+#if defined(__CUDA_ARCH__) && !defined(C2P_FP_DEDICATED_SQUARE)
+        return *this * *this;
+#elif defined(__CUDA_ARCH__) && !defined(C2P_FP_MUL_INLINE)
+        if constexpr (N <= 8)
+            return sqr_inline(*this);
+        else
+            return sqr_call(*this);
+#else
+        return sqr_inline(*this);
+#endif
+    }
+
+    __device__ static __noinline__ mont_t sqr_call(mont_t a) { return sqr_inline(a); }
+
+    // Products a_i·a_j with i < j once, doubled, plus the squares a_i^2,
+    // then a Montgomery reduction: N(N+1)/2 + N^2 wide products against a
+    // product's 2N^2 (Fp: 222 instead of 288).
+    // The square as 2N limbs T, then REDC(T). Each row of products a_i·a_j
+    // (or m·MOD_k) is added as two chains of 64-bit multiply-adds: j (k) of
+    // one parity, whose (lo, hi) halves fill adjacent limbs without
+    // overlap; each chain's carry out goes to a separate array K instead of
+    // rippling through the limbs above it, added in once at the end (those
+    // limbs are never read before: a chain of row i ends at limb i + N or
+    // above, and REDC's multiplier m_i reads limb i).
+    __host__ __device__ static __forceinline__ mont_t sqr_inline(const mont_t& a) {
+        static_assert(N % 2 == 0, "the pairing of limbs needs an even number of limbs");
+        uint32_t T[2 * N], K[2 * N + 1];
+C2P_UNROLL
+        for (int k = 0; k < 2 * N; k++) T[k] = 0;
+C2P_UNROLL
+        for (int k = 0; k <= 2 * N; k++) K[k] = 0;
+        // 1. Σ_{i<j} a_i·a_j·2^(32(i+j)) (= T + K).
+C2P_UNROLL
+        for (int i = 0; i < N - 1; i++) {
+C2P_UNROLL
+            for (int first = i + 1; first <= i + 2 && first < N; first++) {
+                ptx::mad_pair(T[i + first], T[i + first + 1], a.l[i], a.l[first]);
+                int last = first;
+C2P_UNROLL
+                for (int j = first + 2; j < N; j += 2) {
+                    ptx::madc_pair(T[i + j], T[i + j + 1], a.l[i], a.l[j]);
+                    last = j;
+                }
+                K[i + last + 2] = ptx::addc(K[i + last + 2], 0);
+            }
+        }
+        // 2. Doubled, plus Σ a_i^2·2^(64i): the whole square (< 2^(64N)).
+        T[0] = ptx::add_cc(T[0], K[0]);
+C2P_UNROLL
+        for (int k = 1; k < 2 * N; k++) T[k] = ptx::addc_cc(T[k], K[k]);
+        T[0] = ptx::add_cc(T[0], T[0]);
+C2P_UNROLL
+        for (int k = 1; k < 2 * N; k++) T[k] = ptx::addc_cc(T[k], T[k]);
+        ptx::mad_pair(T[0], T[1], a.l[0], a.l[0]);
+C2P_UNROLL
+        for (int i = 1; i < N; i++) ptx::madc_pair(T[2 * i], T[2 * i + 1], a.l[i], a.l[i]);
+        // 3. REDC: per limb i, T += m·MOD·2^(32i) with m clearing limb i.
+C2P_UNROLL
+        for (int k = 0; k <= 2 * N; k++) K[k] = 0;
+C2P_UNROLL
+        for (int i = 0; i < N; i++) {
+            const uint32_t m = T[i] * P::M0;
+            ptx::mad_pair(T[i], T[i + 1], P::MOD(0), m);
+C2P_UNROLL
+            for (int k = 2; k < N; k += 2) ptx::madc_pair(T[i + k], T[i + k + 1], P::MOD(k), m);
+            K[i + N] = ptx::addc(K[i + N], 0);
+            ptx::mad_pair(T[i + 1], T[i + 2], P::MOD(1), m);
+C2P_UNROLL
+            for (int k = 3; k < N; k += 2) ptx::madc_pair(T[i + k], T[i + k + 1], P::MOD(k), m);
+            K[i + N + 1] = ptx::addc(K[i + N + 1], 0);
+        }
+        // The upper half with its carries: below 2·MOD.
+        uint32_t t[N];
+        t[0] = ptx::add_cc(T[N], K[N]);
+C2P_UNROLL
+        for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(T[N + j], K[N + j]);
+        return reduce_once(t, ptx::addc(K[2 * N], 0));
+    }
 
     // 1/x by Fermat: x^(MOD − 2), left to right over the exponent's bits
     // (0 for x = 0). Slow (a product per bit and one per set bit) and
