@@ -509,7 +509,7 @@ fn resident_stage(
     } = *call;
     let beside = witness_beside_h(gpu, domain, w, matches!(abc, gpu::Abc::Device(_)), aux.is_some());
     // Σ h_i·H_i, and when its MSM began.
-    let h_side = || -> Result<(G1, Instant)> {
+    let h_side = |abc: gpu::Abc| -> Result<(G1, Instant)> {
         let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
         log_h_step(index, &t);
         let h_done = Instant::now();
@@ -523,21 +523,38 @@ fn resident_stage(
     let (h, h_done, witness) = if beside {
         let (h, witness) = std::thread::scope(|scope| {
             let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled));
-            (h_side(), witness.join())
+            (h_side(abc), witness.join())
         });
         let witness =
-            witness.map_err(|_| Error::new(ErrorKind::Panic, "the witness MSMs' thread panicked"))?;
-        let (h, h_done) = h?;
+            witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
+        // Out of memory beside each other: the side that failed runs again
+        // on its own (H from the host's a, b, c: those on the GPU, if any,
+        // were consumed by the failed H step).
+        let (h, h_done) = match h {
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!(
+                    "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
+                );
+                check_cancelled(cancelled)?;
+                h_side(gpu::Abc::Host {
+                    a: w.a,
+                    b: w.b,
+                    c: w.c,
+                })?
+            }
+            other => other?,
+        };
         let witness = match witness {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
+                check_cancelled(cancelled)?;
                 witness_sums(device, gpu, w, None, cancelled)?
             }
             other => other?,
         };
         (h, h_done, witness)
     } else {
-        let (h, h_done) = h_side()?;
+        let (h, h_done) = h_side(abc)?;
         (h, h_done, witness_sums(device, gpu, w, aux, cancelled)?)
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
@@ -548,10 +565,13 @@ fn resident_stage(
 /// (`$C2P_WITNESS_BESIDE_H=0` never, to compare): when its free memory
 /// holds, with 2 GiB to spare, H's MSM (~68 bytes per element at 2^27:
 /// scalars' flags and indices, a window's sort, the chunk sums, the
-/// buckets; plus a, b, c when the H step uploads them), the witness MSMs'
-/// (their copy of the aux values, its flags and indices, and sorts of up
-/// to 2 GiB; plus the aux values when not uploaded ahead), and the next
-/// circuit's a, b, c and aux going up ahead meanwhile.
+/// buckets; plus a, b, c when the H step uploads them, and the twiddle
+/// table when the H step builds it), the witness MSMs' as if every aux
+/// value were neither 0 nor 1 (a copy of the values, their flags and
+/// indices, sort buffers of at least a window's and up to 2 GiB when
+/// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux
+/// values when not uploaded ahead), and the next circuit's a, b, c and aux
+/// going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
     static ENABLED: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("C2P_WITNESS_BESIDE_H").map_or(true, |v| v != "0"));
@@ -560,8 +580,8 @@ fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: boo
     }
     let fr = std::mem::size_of::<Fr>();
     let (m, n) = (domain.m, w.aux.len());
-    let h_side = 72 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
-    let witness = 42 * n + (40 * n).min(2 << 30) + if aux_on_gpu { 0 } else { fr * n };
+    let h_side = 72 * m + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
+    let witness = 50 * n + (40 * n).max(2 << 30) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
     let next_ahead = 3 * fr * m + fr * n;
     let need = h_side + witness + next_ahead + (2 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
