@@ -253,11 +253,14 @@ pub enum Stage {
     /// The H step on the GPU (the upload of a, b, c unless it went ahead,
     /// the NTTs).
     GpuH,
-    /// The five MSMs on the GPU.
+    /// The five MSMs on the GPU (with resident points: from the end of the
+    /// H step to the end of the last MSM).
     GpuMsm,
-    /// Parts of GpuMsm with resident points, one per query: H (dense, the
-    /// domain's size), L (the aux values), A, B in G1 and B in G2 (inputs
-    /// and density-masked aux values each).
+    /// The MSMs with resident points, one per query, in wall time: H
+    /// (dense, the domain's size), L (the aux values), A, B in G1 and B in
+    /// G2 (inputs and density-masked aux values each). When the witness
+    /// MSMs run beside the H side, L to B_G2 overlap GpuH and MsmH (and
+    /// share the GPU with them), so the stages no longer add up.
     MsmH,
     MsmL,
     MsmA,
