@@ -508,6 +508,10 @@ fn resident_stage(
         domain, cancelled, ..
     } = *call;
     let beside = witness_beside_h(gpu, domain, w, matches!(abc, gpu::Abc::Device(_)), aux.is_some());
+    log::debug!(
+        "circuit {index}: witness MSMs {} the H side",
+        if beside { "beside" } else { "after" }
+    );
     // Σ h_i·H_i, and when its MSM began.
     let h_side = |abc: gpu::Abc| -> Result<(G1, Instant)> {
         let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
