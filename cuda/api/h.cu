@@ -95,6 +95,8 @@ cudaError_t set_shared_limits(int device) {
     int bytes = (1 << c2p::NTT_TILE_LOG) * (int)sizeof(fr_t);
     C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    C2P_CUDA_OK(
+        cudaFuncSetAttribute(c2p::ntt_pass<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     shared_limits_set[device] = true;
     return cudaSuccess;
 }
@@ -106,24 +108,53 @@ int tile_log() {
     return n >= 7 && n <= c2p::NTT_TILE_LOG ? n : c2p::NTT_TILE_LOG;
 }
 
+// Whether a DIF transform followed by a bit-reversed power scaling does the
+// scaling in its last pass (ntt_pass<true, true>) instead of a kernel of
+// its own: $C2P_NTT_FUSED_SCALE=1 (an experiment, off by default until
+// measured on a GPU).
+bool fused_scale() {
+    static const bool fused = env_unsigned("C2P_NTT_FUSED_SCALE", 0) == 1;
+    return fused;
+}
+
 // A whole transform in passes of up to NTT_MAX_STAGES stages.
 // DIF: natural in, bit-reversed out. DIT: bit-reversed in, natural out.
-cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream) {
-    if (log_m == 0) return cudaSuccess;
+// With scale_lo (DIF only), the output is scaled as by scale_bitrev_powers.
+cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream,
+                const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr) {
+    if (log_m == 0) {
+        if (scale_lo) {
+            c2p::scale_bitrev_powers<<<1, 1, 0, stream>>>(data, log_m, scale_lo, scale_hi);
+            return cudaGetLastError();
+        }
+        return cudaSuccess;
+    }
     int log_tile = log_m < tile_log() ? log_m : tile_log();
     int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
     unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
     size_t shared = ((size_t)1 << log_tile) * sizeof(fr_t);
+    const bool fuse = dif && scale_lo && fused_scale();
     int done = 0;
     while (done < log_m) {
         int k = log_m - done < max_k ? log_m - done : max_k;
         // DIF: stages done..done+k, stride 2^(log_m - done - k). DIT: half-
         // sizes 2^done .. 2^(done+k-1), stride 2^done.
         const int log_s = dif ? log_m - done - k : done;
-        auto pass = dif ? c2p::ntt_pass<true> : c2p::ntt_pass<false>;
-        pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse);
+        if (fuse && done + k == log_m) {
+            c2p::ntt_pass<true, true><<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k,
+                                                                                    table, inverse, scale_lo, scale_hi);
+        } else {
+            auto pass = dif ? c2p::ntt_pass<true> : c2p::ntt_pass<false>;
+            pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse,
+                                                               nullptr, nullptr);
+        }
         C2P_CUDA_OK(cudaGetLastError());
         done += k;
+    }
+    if (scale_lo && !fuse) {
+        c2p::scale_bitrev_powers<<<(unsigned)(((1ull << log_m) + 255) / 256), 256, 0, stream>>>(data, log_m, scale_lo,
+                                                                                                scale_hi);
+        C2P_CUDA_OK(cudaGetLastError());
     }
     return cudaSuccess;
 }
@@ -135,9 +166,7 @@ unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
 // g_lo holds m^-1·g^i, so the shift also completes the inverse transform.
 cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, const fr_t* g_hi,
                      cudaStream_t stream) {
-    C2P_CUDA_OK(ntt(v, log_m, true, true, table, stream));
-    c2p::scale_bitrev_powers<<<blocks_for(1ull << log_m), 256, 0, stream>>>(v, log_m, g_lo, g_hi);
-    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(ntt(v, log_m, true, true, table, stream, g_lo, g_hi));
     return ntt(v, log_m, false, false, table, stream);
 }
 
@@ -235,9 +264,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     C2P_CUDA_OK(cudaGetLastError());
     // Back from the coset: inverse transform, unshift and divide by Z (in
     // ginv_lo), natural order.
-    C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s));
-    c2p::scale_bitrev_powers<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, log_m, ginv_lo, ginv_hi);
-    C2P_CUDA_OK(cudaGetLastError());
+    C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi));
     c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
     C2P_CUDA_OK(cudaGetLastError());
     C2P_CUDA_OK(cudaEventRecord(computed.ev, compute.s));

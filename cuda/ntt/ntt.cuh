@@ -76,12 +76,23 @@ __device__ __forceinline__ void butterfly(fr_t& x0, fr_t& x1, uint64_t j, int lo
     }
 }
 
+// c·base^(bitrev(p)) for position p of a transform of 2^log_m elements,
+// from the two tables of scale_bitrev_powers (below).
+__device__ __forceinline__ fr_t bitrev_power(uint64_t p, int log_m, const fr_t* lo, const fr_t* hi) {
+    const uint64_t i = log_m ? (__brevll(p) >> (64 - log_m)) : 0;
+    return lo[i & 0x3fff] * hi[i >> 14];
+}
+
 // One pass of `k` stages over groups of 2^k elements with stride S = 2^log_s
 // inside blocks of 2^k·S elements. DIF stages run with half-sizes
-// 2^(k-1)·S down to S; DIT stages with S up to 2^(k-1)·S.
-template <bool DIF>
+// 2^(k-1)·S down to S; DIT stages with S up to 2^(k-1)·S. SCALED (a DIF
+// transform's last pass): each element leaves multiplied by
+// bitrev_power(its position, scale_lo, scale_hi), the work of a
+// scale_bitrev_powers kernel without its trip through device memory.
+template <bool DIF, bool SCALED = false>
 __global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k,
-                                                        const fr_t* table, bool inverse) {
+                                                        const fr_t* table, bool inverse, const fr_t* scale_lo = nullptr,
+                                                        const fr_t* scale_hi = nullptr) {
     extern __shared__ uint4 shared_words[];
     const uint64_t m = 1ull << log_m;
     const uint64_t half_m = m >> 1;
@@ -123,7 +134,13 @@ __global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, i
         }
         __syncthreads();
     }
-    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) data[address(e)] = tile.get(e);
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
+        const uint64_t p = address(e);
+        if (SCALED)
+            data[p] = tile.get(e) * bitrev_power(p, log_m, scale_lo, scale_hi);
+        else
+            data[p] = tile.get(e);
+    }
 }
 
 // values[p] *= c · base^(bitrev(p)), with c·base^i from two tables
@@ -132,8 +149,7 @@ __global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, i
 __global__ void scale_bitrev_powers(fr_t* values, int log_m, const fr_t* lo, const fr_t* hi) {
     uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >> log_m) return;
-    uint64_t i = log_m ? (__brevll(p) >> (64 - log_m)) : 0;
-    values[p] = values[p] * (lo[i & 0x3fff] * hi[i >> 14]);
+    values[p] = values[p] * bitrev_power(p, log_m, lo, hi);
 }
 
 // values[i] *= factor.
