@@ -108,6 +108,8 @@ int tile_log() {
     return n >= 7 && n <= c2p::NTT_TILE_LOG ? n : c2p::NTT_TILE_LOG;
 }
 
+unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
+
 // Whether a DIF transform followed by a bit-reversed power scaling does the
 // scaling in its last pass (ntt_pass<true, true>) instead of a kernel of
 // its own: $C2P_NTT_FUSED_SCALE=1 (an experiment, off by default until
@@ -122,18 +124,11 @@ bool fused_scale() {
 // With scale_lo (DIF only), the output is scaled as by scale_bitrev_powers.
 cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream,
                 const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr) {
-    if (log_m == 0) {
-        if (scale_lo) {
-            c2p::scale_bitrev_powers<<<1, 1, 0, stream>>>(data, log_m, scale_lo, scale_hi);
-            return cudaGetLastError();
-        }
-        return cudaSuccess;
-    }
     int log_tile = log_m < tile_log() ? log_m : tile_log();
     int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
     unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
     size_t shared = ((size_t)1 << log_tile) * sizeof(fr_t);
-    const bool fuse = dif && scale_lo && fused_scale();
+    const bool fuse = dif && scale_lo && fused_scale() && log_m > 0;  // (no pass at 2^0)
     int done = 0;
     while (done < log_m) {
         int k = log_m - done < max_k ? log_m - done : max_k;
@@ -152,14 +147,11 @@ cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table
         done += k;
     }
     if (scale_lo && !fuse) {
-        c2p::scale_bitrev_powers<<<(unsigned)(((1ull << log_m) + 255) / 256), 256, 0, stream>>>(data, log_m, scale_lo,
-                                                                                                scale_hi);
+        c2p::scale_bitrev_powers<<<blocks_for(1ull << log_m), 256, 0, stream>>>(data, log_m, scale_lo, scale_hi);
         C2P_CUDA_OK(cudaGetLastError());
     }
     return cudaSuccess;
 }
-
-unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
 
 // Coefficients of `v` (natural-order evaluations on the domain) shifted to
 // evaluations on the coset g·⟨ω⟩, in natural order.

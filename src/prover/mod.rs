@@ -570,7 +570,8 @@ fn resident_stage(
 /// holds, with 2 GiB to spare, H's MSM (~68 bytes per element at 2^27:
 /// scalars' flags and indices, a window's sort, the chunk sums, the
 /// buckets; plus a, b, c when the H step uploads them, and the twiddle
-/// table when the H step builds it), the witness MSMs' as if every aux
+/// table, counted though only a domain's first H step builds it), the
+/// witness MSMs' as if every aux
 /// value were neither 0 nor 1 (a copy of the values, their flags and
 /// indices, sort buffers of at least a window's and up to 2 GiB when
 /// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux
