@@ -571,12 +571,11 @@ fn resident_stage(
 /// scalars' flags and indices, a window's sort, the chunk sums, the
 /// buckets; plus a, b, c when the H step uploads them, and the twiddle
 /// table, counted though only a domain's first H step builds it), the
-/// witness MSMs' as if every aux
-/// value were neither 0 nor 1 (a copy of the values, their flags and
-/// indices, sort buffers of at least a window's and up to 2 GiB when
-/// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux
-/// values when not uploaded ahead), and the next circuit's a, b, c and aux
-/// going up ahead meanwhile.
+/// witness MSMs' as if every aux value were neither 0 nor 1 (a copy of the
+/// values, their flags and indices, sort buffers of at least a window's
+/// and up to 2 GiB when windows are grouped, chunk sums, ~1.5 GiB of
+/// buckets; plus the aux values when not uploaded ahead), and the next
+/// circuit's a, b, c and aux going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
     static ENABLED: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("C2P_WITNESS_BESIDE_H").map_or(true, |v| v != "0"));
