@@ -48,9 +48,9 @@ struct fr_tile {
 // for the inverse, its sign folded into the butterfly. ω^0 = 1 costs no
 // product (all of the last DIF stage, the first DIT stage).
 template <bool DIF>
-__device__ __forceinline__ void butterfly(fr_t& x0, fr_t& x1, uint64_t j, int log_step, const fr_t* table,
-                                          uint64_t half_m, bool inverse) {
-    const uint64_t e = j << log_step;
+__device__ __forceinline__ void butterfly(fr_t& x0, fr_t& x1, uint32_t j, int log_step, const fr_t* table,
+                                          uint32_t half_m, bool inverse) {
+    const uint32_t e = j << log_step;
     if (j) {
         // One product per butterfly whatever the direction: the twiddle
         // and the operand are chosen first, so the product is inlined once
@@ -93,21 +93,23 @@ template <bool DIF, bool SCALED = false>
 __global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k,
                                                         const fr_t* table, bool inverse, const fr_t* scale_lo = nullptr,
                                                         const fr_t* scale_hi = nullptr) {
+    // Positions, group numbers and twiddle exponents are below m ≤ 2^28,
+    // so 32-bit arithmetic holds them (a quarter of the butterfly loop's
+    // instructions were index work in 64 bits).
     extern __shared__ uint4 shared_words[];
-    const uint64_t m = 1ull << log_m;
-    const uint64_t half_m = m >> 1;
-    const uint64_t s = 1ull << log_s;
+    const uint32_t half_m = 1u << (log_m - 1);
+    const uint32_t s = 1u << log_s;
     const int log_groups = log_tile - k;  // groups per tile
     const uint32_t tile_size = 1u << log_tile;
-    const uint64_t first_group = (uint64_t)blockIdx.x << log_groups;
+    const uint32_t first_group = blockIdx.x << log_groups;
     const fr_tile tile{shared_words, tile_size};
 
     // Element e of the tile: group g = first_group + (e mod groups),
     // position t = e / groups, at block(g)·2^k·S + t·S + base(g).
     auto address = [&](uint32_t e) {
-        uint64_t g = first_group + (e & ((1u << log_groups) - 1));
-        uint64_t t = e >> log_groups;
-        uint64_t block = g >> log_s, base = g & (s - 1);
+        uint32_t g = first_group + (e & ((1u << log_groups) - 1));
+        uint32_t t = e >> log_groups;
+        uint32_t block = g >> log_s, base = g & (s - 1);
         return (block << (log_s + k)) + (t << log_s) + base;
     };
     for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) tile.set(e, data[address(e)]);
@@ -124,8 +126,8 @@ __global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, i
             uint32_t p = q >> log_groups;                 // butterfly within the group
             uint32_t t0 = ((p >> log_hl) << (log_hl + 1)) + (p & (hl - 1));
             uint32_t t1 = t0 + hl;
-            uint64_t base = (first_group + gl) & (s - 1);
-            uint64_t j = base + ((uint64_t)(t0 & (hl - 1)) << log_s);
+            uint32_t base = (first_group + gl) & (s - 1);
+            uint32_t j = base + ((t0 & (hl - 1)) << log_s);
             uint32_t i0 = (t0 << log_groups) + gl, i1 = (t1 << log_groups) + gl;
             fr_t x0 = tile.get(i0), x1 = tile.get(i1);
             butterfly<DIF>(x0, x1, j, log_step, table, half_m, inverse);
@@ -135,7 +137,7 @@ __global__ void __launch_bounds__(NTT_THREADS) ntt_pass(fr_t* data, int log_m, i
         __syncthreads();
     }
     for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
-        const uint64_t p = address(e);
+        const uint32_t p = address(e);
         if (SCALED)
             data[p] = tile.get(e) * bitrev_power(p, log_m, scale_lo, scale_hi);
         else
