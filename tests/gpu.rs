@@ -795,6 +795,58 @@ mod msm {
         assert_eq!(gpu, cpu, "proofs with inputs uploaded ahead = the CPU backend's");
     }
 
+    /// The re-runs after running out of memory beside each other: the H
+    /// side again from the host's a, b, c (those uploaded ahead consumed by
+    /// the failed attempt), the witness MSMs again after it from the host's
+    /// aux values. Out-of-memory errors are injected (`engine::inject`); a
+    /// healthy GPU never takes these paths. The proofs are the CPU
+    /// backend's either way.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn reruns_after_out_of_memory_beside_h_give_the_cpu_proofs() {
+        use c2prover::gpu::DeviceMask;
+        use c2prover::prover::engine::inject;
+        use c2prover::synthetic::Circuit;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let _gpu = gpu("reruns_after_out_of_memory_beside_h_give_the_cpu_proofs");
+        let circuits: Vec<Circuit> = (0..3)
+            .map(|i| Circuit::porep_like(16, 3, 70 + i).unwrap())
+            .collect();
+        let params = circuits[0].setup(7);
+        let witnesses: Vec<_> = circuits.iter().map(Circuit::witness).collect();
+        let assignments: Vec<_> = witnesses.iter().map(|w| w.as_assignment()).collect();
+        let (r, s) = c2prover::random_r_s(circuits.len());
+        let cpu = c2prover::prove_on_cpu(&params, &assignments, &r, &s).unwrap();
+        let never = AtomicBool::new(false);
+        for (h_fails, witness_fails) in [(1, 0), (0, 1), (1, 1), (2, 3)] {
+            inject::H_BESIDE_OUT_OF_MEMORY.store(h_fails, Ordering::SeqCst);
+            inject::WITNESS_BESIDE_OUT_OF_MEMORY.store(witness_fails, Ordering::SeqCst);
+            let before = inject::BESIDE_RERUNS.load(Ordering::SeqCst);
+            let gpu =
+                c2prover::prover::prove_cancellable(&params, &assignments, &r, &s, &never, DeviceMask(1));
+            let left = (
+                inject::H_BESIDE_OUT_OF_MEMORY.swap(0, Ordering::SeqCst),
+                inject::WITNESS_BESIDE_OUT_OF_MEMORY.swap(0, Ordering::SeqCst),
+            );
+            let reruns = inject::BESIDE_RERUNS.load(Ordering::SeqCst) - before;
+            let gpu = gpu.unwrap();
+            assert_eq!(
+                left,
+                (0, 0),
+                "every injected failure was met ({h_fails}, {witness_fails})"
+            );
+            assert_eq!(
+                reruns,
+                h_fails + witness_fails,
+                "one re-run per failure ({h_fails}, {witness_fails})"
+            );
+            assert_eq!(
+                gpu, cpu,
+                "proofs after re-runs ({h_fails}, {witness_fails}) = the CPU backend's"
+            );
+        }
+    }
+
     /// Points streamed from host memory in chunks (the last one short)
     /// give the MSM of the whole vector.
     #[test]

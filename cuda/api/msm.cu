@@ -112,6 +112,15 @@ unsigned chunk_threads() {
     return n == 32 || n == 64 || n == 128 || n == 256 ? n : THREADS;
 }
 
+// The shortest chunk of the bucket sums: $C2P_MSM_MIN_CHUNK (16..1024, an
+// experiment: longer chunks leave fewer partial sums per bucket to add with
+// full additions, at the cost of longer dependent chains per thread), else
+// 32.
+uint32_t min_chunk() {
+    static const uint32_t n = c2p::host::env_unsigned("C2P_MSM_MIN_CHUNK", 32);
+    return n >= 16 && n <= 1024 ? n : 32;
+}
+
 int bits_for(uint64_t n) {
     int b = 1;
     while (b < 32 && (1ull << b) < n) b++;
@@ -445,7 +454,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             // chunks of 4150 points, 55 ms of tail in a 73 ms bucket phase;
             // all scalars equal, or few distinct ones, do the same.
             constexpr uint32_t MAX_CHUNKS = 4096;
-            const uint32_t L = std::max<uint32_t>(32, (largest + MAX_CHUNKS - 1) / MAX_CHUNKS);
+            const uint32_t L = std::max<uint32_t>(min_chunk(), (largest + MAX_CHUNKS - 1) / MAX_CHUNKS);
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
             }));

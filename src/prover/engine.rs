@@ -326,6 +326,34 @@ impl Stats {
     }
 }
 
+/// Failures injected on purpose, for tests of recovery paths that a
+/// healthy GPU does not take: the memory estimate sends a GPU short of
+/// memory down the sequential path before the witness MSMs could run out
+/// of memory beside the H side, so without these the re-runs after such a
+/// failure would never execute. Each counter is the number of failures
+/// still to inject; zero (the default) injects none.
+pub mod inject {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The next H sides run beside the witness MSMs fail as out of memory
+    /// once their work is done (their a, b, c and h consumed, as after a
+    /// real failure in H's MSM).
+    pub static H_BESIDE_OUT_OF_MEMORY: AtomicUsize = AtomicUsize::new(0);
+    /// The same for the witness MSMs run beside the H side (their aux
+    /// values on the GPU consumed).
+    pub static WITNESS_BESIDE_OUT_OF_MEMORY: AtomicUsize = AtomicUsize::new(0);
+    /// Sides run again alone after running out of memory beside the other
+    /// (injected or not), since the process started.
+    pub static BESIDE_RERUNS: AtomicUsize = AtomicUsize::new(0);
+
+    /// Whether to fail now: takes one from `counter` when it is not zero.
+    pub(crate) fn take(counter: &AtomicUsize) -> bool {
+        counter
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -531,6 +531,13 @@ fn resident_stage(
         });
         let witness =
             witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
+        let h = h.and_then(|sum| {
+            injected_out_of_memory(&engine::inject::H_BESIDE_OUT_OF_MEMORY, "H side").map(|()| sum)
+        });
+        let witness = witness.and_then(|sums| {
+            injected_out_of_memory(&engine::inject::WITNESS_BESIDE_OUT_OF_MEMORY, "witness MSMs")
+                .map(|()| sums)
+        });
         // Out of memory beside each other: the side that failed runs again
         // on its own (H from the host's a, b, c: those on the GPU, if any,
         // were consumed by the failed H step).
@@ -540,6 +547,7 @@ fn resident_stage(
                     "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
                 );
                 check_cancelled(cancelled)?;
+                engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 h_side(gpu::Abc::Host {
                     a: w.a,
                     b: w.b,
@@ -552,6 +560,7 @@ fn resident_stage(
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
                 check_cancelled(cancelled)?;
+                engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 witness_sums(device, gpu, w, None, cancelled)?
             }
             other => other?,
@@ -563,6 +572,18 @@ fn resident_stage(
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
     Ok(witness.with_h(h))
+}
+
+/// An out-of-memory error when `counter` says to inject one (see
+/// `engine::inject`).
+fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) -> Result<()> {
+    if engine::inject::take(counter) {
+        return Err(Error::new(
+            ErrorKind::OutOfMemory,
+            format!("{side}: out of memory (injected for a test)"),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the witness MSMs may run beside the H side on GPU `gpu`
