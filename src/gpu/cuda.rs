@@ -80,6 +80,7 @@ extern "C" {
         n: usize,
     ) -> c_int;
     fn c2p_cuda_microbench(device: c_int, log_m: c_int, results: *mut f32) -> c_int;
+    fn c2p_cuda_instruction_rates(device: c_int, rates: *mut f32, count: c_int) -> c_int;
     fn c2p_cuda_field_op(
         device: c_int,
         field: c_int,
@@ -354,6 +355,31 @@ pub fn microbench(log_m: u32) -> Result<(f32, f32)> {
         "GPU microbenchmark",
     )?;
     Ok((results[0], results[1]))
+}
+
+/// The instruction-rate probes of `instruction_rates`, in its order.
+pub const INSTRUCTION_PROBES: [&str; 7] = [
+    "IMAD (mad.lo.u32)",
+    "IMAD.HI (mad.hi.u32)",
+    "IMAD.WIDE (mad.lo.cc + madc.hi, 64-bit multiply-add)",
+    "integer add (add.u32: IADD3 / IMAD.IADD)",
+    "DFMA (fma.rn.f64)",
+    "IMAD.WIDE and DFMA alternating",
+    "IMAD.WIDE and two adds alternating",
+];
+
+/// Instructions per clock per SM (summed over a warp's lanes, at the SM's
+/// maximum clock) of each of `INSTRUCTION_PROBES` on GPU 0: independent
+/// chains of one instruction (or two, alternating), to tell which pipe an
+/// instruction mix is bound by.
+pub fn instruction_rates() -> Result<Vec<(&'static str, f32)>> {
+    let mut rates = [0f32; INSTRUCTION_PROBES.len()];
+    // SAFETY: `rates` has room for the `count` figures written.
+    check(
+        unsafe { c2p_cuda_instruction_rates(0, rates.as_mut_ptr(), rates.len() as c_int) },
+        "GPU instruction rates",
+    )?;
+    Ok(INSTRUCTION_PROBES.iter().copied().zip(rates).collect())
 }
 
 /// Element-wise field operations on GPU 0, for tests against blst.

@@ -809,6 +809,9 @@ fn bench_kernels() -> Result<(), Error> {
     println!(
         "kernels: {muls:.1} G Fr multiplications/s, device copy {copy:.0} GB/s (read + write, 2^27 x 32 B)"
     );
+    for (probe, rate) in c2prover::gpu::instruction_rates()? {
+        println!("kernels: {probe}: {rate:.1} instructions per clock per SM");
+    }
     Ok(())
 }
 
