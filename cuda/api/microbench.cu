@@ -149,7 +149,7 @@ extern "C" int c2p_cuda_instruction_rates(int device, float* rates, int count) {
         C2P_CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
         C2P_CUDA_OK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
         uint32_t* out = reinterpret_cast<uint32_t*>(r.a);
-        const int blocks = sms * 8, threads = 256, rounds = 4096;
+        const int blocks = sms * 8, threads = 256, rounds = 16384;
         using kernel = void (*)(uint32_t*, int);
         const kernel probes[PROBES] = {rate_probe<MAD_LO>, rate_probe<MAD_HI>,    rate_probe<MAD_WIDE>,
                                        rate_probe<ADD>,    rate_probe<DFMA>,      rate_probe<WIDE_DFMA>,
