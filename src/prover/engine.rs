@@ -327,15 +327,17 @@ impl Stats {
 }
 
 /// Failures injected on purpose, for tests of recovery paths that a
-/// healthy GPU does not take: the memory estimate sends a GPU short of
+/// healthy GPU rarely takes: the memory estimate sends a GPU short of
 /// memory down the sequential path before the witness MSMs could run out
-/// of memory beside the H side, so without these the re-runs after such a
-/// failure would never execute. Each counter is the number of failures
-/// still to inject; zero (the default) injects none.
+/// of memory beside the H side, so only an estimate that is wrong reaches
+/// the re-runs after such a failure, and no test would. Each counter is
+/// the number of failures still to inject; zero (the default) injects
+/// none. Not part of the prover's interface.
+#[doc(hidden)]
 pub mod inject {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// The next H sides run beside the witness MSMs fail as out of memory
+    /// The next H sides that run beside the witness MSMs fail as out of memory
     /// once their work is done (their a, b, c and h consumed, as after a
     /// real failure in H's MSM).
     pub static H_BESIDE_OUT_OF_MEMORY: AtomicUsize = AtomicUsize::new(0);
