@@ -833,7 +833,8 @@ mod msm {
             assert_eq!(
                 left,
                 (0, 0),
-                "every injected failure was met ({h_fails}, {witness_fails})"
+                "injected failures ({h_fails}, {witness_fails}) not met: the witness MSMs did not run \
+                 beside the H side (C2P_WITNESS_BESIDE_H=0, too little GPU memory, or streamed points?)"
             );
             assert_eq!(
                 reruns,
