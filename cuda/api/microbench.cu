@@ -142,7 +142,11 @@ extern "C" int c2p_cuda_microbench(int device, int log_m, float* results) {
 // lanes' instructions per clock per SM at the device's maximum SM clock.
 extern "C" int c2p_cuda_instruction_rates(int device, float* rates, int count) {
     auto run = [&]() -> cudaError_t {
-        if (count < 0 || count > PROBES) return cudaErrorInvalidValue;
+        if (count < 0 || count > PROBES) {
+            c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_instruction_rates count (0 to 7)", __FILE__,
+                              __LINE__);
+            return cudaErrorInvalidValue;
+        }
         C2P_CUDA_OK(cudaSetDevice(device));
         resources r;
         C2P_CUDA_OK(cudaMalloc(&r.a, sizeof(c2p::fr_t)));

@@ -92,9 +92,9 @@ __device__ __forceinline__ fr_t bitrev_power(uint64_t p, int log_m, const fr_t* 
 //
 // Stages run two at a time where two remain (four elements per thread in
 // registers), each block held to 80 registers per thread so that three
-// blocks (their 64 KiB tiles) fit on an SM: NTT 2^27 42.08 ms on the H200,
-// against 43.00 with one stage per step and 45.6 without the register cap
-// (~100 registers, two blocks per SM).
+// blocks (their 64 KiB tiles) fit on an SM: NTT 2^27 41.82 ms on the H200,
+// against 43.00 with one stage per step (the same 32-bit index work) and
+// 45.6 without the register cap (~100 registers, two blocks per SM).
 template <bool DIF, bool SCALED = false>
 __global__ void __launch_bounds__(NTT_THREADS, 3) ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k,
                                                         const fr_t* table, bool inverse, const fr_t* scale_lo = nullptr,
