@@ -6,6 +6,16 @@
 
 namespace c2p {
 
+#ifdef __CUDA_ARCH__
+// Fr's M0 = 2^32 − 1 for the device's products, from constant memory: with
+// the immediate, ptxas knows that each round's multiplier m = E[0]·M0 is
+// −E[0] and splits every product m·MOD_k into a low and a high multiply
+// (IMAD.X + IMAD.HI.U32.X) instead of one 64-bit multiply-add with carry
+// (IMAD.WIDE.U32.X): sm_90, 259 instructions per Fr product against 212.
+// Internal linkage: every translation unit has its own copy.
+static __constant__ uint32_t fr_m0_opaque = 0xffffffff;
+#endif
+
 struct fr_params {
     static constexpr int N = 8;
     __host__ __device__ static constexpr uint32_t MOD(int i) {
@@ -14,6 +24,13 @@ struct fr_params {
         return v[i];
     }
     static constexpr uint32_t M0 = 0xffffffff;
+    __host__ __device__ static uint32_t m0() {
+#ifdef __CUDA_ARCH__
+        return fr_m0_opaque;
+#else
+        return M0;
+#endif
+    }
     __host__ __device__ static constexpr uint32_t ONE(int i) {
         constexpr uint32_t v[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
                                         0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
@@ -35,6 +52,7 @@ struct fp_params {
         return v[i];
     }
     static constexpr uint32_t M0 = 0xfffcfffd;
+    __host__ __device__ static constexpr uint32_t m0() { return M0; }
     __host__ __device__ static constexpr uint32_t ONE(int i) {
         constexpr uint32_t v[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b,
                                          0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853,

@@ -4,7 +4,7 @@
 // so host data is copied to the device unchanged.
 //
 // A field is `mont_t<P>` where P supplies N, MOD (the modulus), M0
-// (-MOD^-1 mod 2^32), and limb accessors MOD(i), ONE(i) (R mod MOD) and
+// (-MOD^-1 mod 2^32) and m0() (M0 as the products read it), and limb accessors MOD(i), ONE(i) (R mod MOD) and
 // RR(i) (R^2 mod MOD) that fold to immediates in unrolled loops.
 #pragma once
 
@@ -259,7 +259,7 @@ C2P_UNROLL
                 }
             }
             // T += m·MOD, m chosen so that position 0 becomes zero.
-            const uint32_t m = E[0] * P::M0;
+            const uint32_t m = E[0] * P::m0();
             ptx::mad_pair(E[0], E[1], P::MOD(0), m);
 C2P_UNROLL
             for (int k = 2; k < N; k += 2) ptx::madc_pair(E[k], E[k + 1], P::MOD(k), m);
@@ -346,7 +346,7 @@ C2P_UNROLL
         for (int k = 0; k <= 2 * N; k++) K[k] = 0;
 C2P_UNROLL
         for (int i = 0; i < N; i++) {
-            const uint32_t m = T[i] * P::M0;
+            const uint32_t m = T[i] * P::m0();
             ptx::mad_pair(T[i], T[i + 1], P::MOD(0), m);
 C2P_UNROLL
             for (int k = 2; k < N; k += 2) ptx::madc_pair(T[i + k], T[i + k + 1], P::MOD(k), m);
