@@ -4,8 +4,9 @@
 // so host data is copied to the device unchanged.
 //
 // A field is `mont_t<P>` where P supplies N, MOD (the modulus), M0
-// (-MOD^-1 mod 2^32), m0() (M0 as the products read it), and limb accessors MOD(i), ONE(i) (R mod MOD) and
-// RR(i) (R^2 mod MOD) that fold to immediates in unrolled loops.
+// (-MOD^-1 mod 2^32), m0() (M0 as the products read it), and limb
+// accessors MOD(i), ONE(i) (R mod MOD) and RR(i) (R^2 mod MOD) that fold to
+// immediates in unrolled loops.
 #pragma once
 
 #include <stdint.h>
