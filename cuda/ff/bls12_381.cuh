@@ -6,17 +6,15 @@
 
 namespace c2p {
 
-#ifdef __CUDA_ARCH__
 // Fr's M0 = 2^32 − 1 for the device's products, from constant memory: with
 // the immediate, ptxas knows that each round's multiplier m = E[0]·M0 is
 // −E[0] and splits every product m·MOD_k into a low and a high multiply
 // (IMAD.X + IMAD.HI.U32.X) instead of one 64-bit multiply-add with carry
 // (IMAD.WIDE.U32.X): sm_90, 259 instructions per Fr product against 212.
 // Internal linkage: every translation unit has its own copy. Declared for
-// the device pass only (the host pass would warn of an unused variable);
-// not const, which would let the compiler fold it back into an immediate.
+// both passes (the host pass registers it with the runtime); not const,
+// which would let the compiler fold it back into an immediate.
 static __constant__ uint32_t fr_m0_opaque = 0xffffffff;
-#endif
 
 struct fr_params {
     static constexpr int N = 8;
