@@ -11,10 +11,13 @@ namespace c2p {
 // −E[0] and splits every product m·MOD_k into a low and a high multiply
 // (IMAD.X + IMAD.HI.U32.X) instead of one 64-bit multiply-add with carry
 // (IMAD.WIDE.U32.X): sm_90, 259 instructions per Fr product against 212.
-// Internal linkage: every translation unit has its own copy. Declared for
-// both passes (the host pass registers it with the runtime); not const,
-// which would let the compiler fold it back into an immediate.
-static __constant__ uint32_t fr_m0_opaque = 0xffffffff;
+// One definition for the whole library (cuda/api/constants.cu; the build
+// compiles relocatable device code): a `static` copy per translation unit
+// lost its initial value in the device link for every copy but the first
+// (nvlink laid five 4-byte copies in a 4-byte constant section; the others
+// read zero on the H200). Not const, which would let the compiler fold it
+// back into an immediate.
+extern __constant__ uint32_t fr_m0_opaque;
 
 struct fr_params {
     static constexpr int N = 8;
