@@ -87,7 +87,7 @@ int g1_window_cap() {
 // kernel, 2 the same prefetching the next point, 3 (the default) the same
 // held to 128 registers, 4 batch-affine (msm/affine.cuh) whenever the
 // device has room for it, 5 the 128-register kernel with each thread's sum
-// in shared memory (sum_chunks_shared). On the H200 the batch-affine sums took 1305 ms
+// in shared memory (sum_chunks_shared; for G2 too, sum_chunks_shared_jacobian). On the H200 the batch-affine sums took 1305 ms
 // at 2^27 against the plain kernel's 842 ms (BENCHMARKS, seventh session):
 // their levels move each sum through device memory twice, and the gathers
 // and the per-level inversion outweigh the products saved. Kept as an
@@ -497,6 +497,13 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                 } else if (variant == LEAN) {
                     c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
                                                                               total, partial.ptr);
+                    launched = true;
+                }
+            }
+            if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
+                if (variant == SHARED_SUM) {
+                    c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
+                        points, values_sorted.ptr, chunks.ptr, total, partial.ptr);
                     launched = true;
                 }
             }
