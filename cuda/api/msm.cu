@@ -86,9 +86,11 @@ int g1_window_cap() {
 // The G1 bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
 // kernel, 2 the same prefetching the next point, 3 (the default) the same
 // held to 128 registers, 4 batch-affine (msm/affine.cuh) whenever the
-// device has room for it, 5 the 128-register kernel with each thread's sum
-// in shared memory (sum_chunks_shared; for G2 too, sum_chunks_shared_jacobian). On the H200 the batch-affine sums took 1305 ms
-// at 2^27 against the plain kernel's 842 ms (BENCHMARKS, seventh session):
+// device has room for it, 5 the sums kept in shared memory instead of
+// registers (sum_chunks_shared; for G2 also sum_chunks_shared_jacobian and,
+// for the sum of the ones, sum_indexed_shared_jacobian). On the H200 the
+// batch-affine sums took 1305 ms at 2^27 against the plain kernel's 842 ms
+// (BENCHMARKS, seventh session):
 // their levels move each sum through device memory twice, and the gathers
 // and the per-level inversion outweigh the products saved. Kept as an
 // option, tested, for the work that would change that.
@@ -177,7 +179,16 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     stream_array<J> a, b;
     C2P_CUDA_OK(a.alloc(parts, s));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
-    c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
+    bool launched = false;
+    if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
+        if (bucket_variant() == SHARED_SUM) {
+            c2p::msm::sum_indexed_shared_jacobian<F>
+                <<<(unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS),
+                   c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
+            launched = true;
+        }
+    }
+    if (!launched) c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *in = a.ptr, *next = b.ptr;
     while (parts > 1) {

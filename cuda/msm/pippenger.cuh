@@ -432,6 +432,23 @@ __global__ void sum_indexed(const affine_t<F>* points, const uint32_t* which, si
     partial[k] = acc;
 }
 
+// sum_indexed with the sum in shared memory (G2's Jacobian points, blocks
+// of SHARED_SUM_THREADS threads): see shared_jacobian.
+template <class F>
+__global__ void __launch_bounds__(SHARED_SUM_THREADS)
+    sum_indexed_shared_jacobian(const affine_t<F>* points, const uint32_t* which, size_t n, uint32_t L,
+                                jacobian_t<F>* partial) {
+    __shared__ F sums[3][SHARED_SUM_THREADS];
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t first = k * L;
+    if (first >= n) return;
+    const size_t last = first + L < n ? first + L : n;
+    const shared_jacobian<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x]};
+    acc.set(jacobian_t<F>::inf());
+    for (size_t e = first; e < last; e++) acc.add_affine(points[which[e]]);
+    partial[k] = acc.get();
+}
+
 // Sums of chunks of L points: one level of a reduction tree (chunks of
 // a power-of-two L over arrays of power-of-two segments never straddle two).
 template <class P>
