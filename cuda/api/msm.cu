@@ -487,9 +487,10 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            // G2 keeps the plain kernel: a second Fp2 point in registers
-            // spills (ptxas, sm_90: 384-byte frame instead of 192), and so
-            // would a 128-register cap.
+            // G2 takes the plain kernel unless variant 5 is chosen (its sum
+            // in shared memory): a second Fp2 point in registers spills
+            // (ptxas, sm_90: 384-byte frame instead of 192), and so would a
+            // 128-register cap.
             const int variant = bucket_variant();
             const unsigned ct = variant == LEAN                ? 128
                                 : variant == SHARED_SUM ? c2p::msm::SHARED_SUM_THREADS
