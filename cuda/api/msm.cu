@@ -86,15 +86,18 @@ int g1_window_cap() {
 // The G1 bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
 // kernel, 2 the same prefetching the next point, 3 (the default) the same
 // held to 128 registers, 4 batch-affine (msm/affine.cuh) whenever the
-// device has room for it. On the H200 the batch-affine sums took 1305 ms
-// at 2^27 against the plain kernel's 842 ms (BENCHMARKS, seventh session):
+// device has room for it, 5 the sums kept in shared memory instead of
+// registers (sum_chunks_shared; for G2 also sum_chunks_shared_jacobian and,
+// for the sum of the ones, sum_indexed_shared_jacobian). On the H200 the
+// batch-affine sums took 1305 ms at 2^27 against the plain kernel's 842 ms
+// (BENCHMARKS, seventh session):
 // their levels move each sum through device memory twice, and the gathers
 // and the per-level inversion outweigh the products saved. Kept as an
 // option, tested, for the work that would change that.
-enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4 };
+enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4, SHARED_SUM = 5 };
 int bucket_variant() {
     static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", LEAN);
-    return v >= PLAIN && v <= AFFINE ? v : LEAN;
+    return v >= PLAIN && v <= SHARED_SUM ? v : LEAN;
 }
 
 // Device bytes the batch-affine sums of `entries` entries in `runs` runs
@@ -176,7 +179,16 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     stream_array<J> a, b;
     C2P_CUDA_OK(a.alloc(parts, s));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
-    c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
+    bool launched = false;
+    if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
+        if (bucket_variant() == SHARED_SUM) {
+            c2p::msm::sum_indexed_shared_jacobian<F>
+                <<<(unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS),
+                   c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
+            launched = true;
+        }
+    }
+    if (!launched) c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *in = a.ptr, *next = b.ptr;
     while (parts > 1) {
@@ -475,11 +487,14 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
-            // G2 keeps the plain kernel: a second Fp2 point in registers
-            // spills (ptxas, sm_90: 384-byte frame instead of 192), and so
-            // would a 128-register cap.
+            // G2 takes the plain kernel unless variant 5 is chosen (its sum
+            // in shared memory): a second Fp2 point in registers spills
+            // (ptxas, sm_90: 384-byte frame instead of 192), and so would a
+            // 128-register cap.
             const int variant = bucket_variant();
-            const unsigned ct = variant == LEAN ? 128 : chunk_threads();
+            const unsigned ct = variant == LEAN                ? 128
+                                : variant == SHARED_SUM ? c2p::msm::SHARED_SUM_THREADS
+                                                        : chunk_threads();
             const unsigned chunk_blocks = (unsigned)((total + ct - 1) / ct);
             bool launched = false;
             if constexpr (std::is_same_v<F, c2p::fp_t>) {
@@ -487,9 +502,20 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                     c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr,
                                                                                chunks.ptr, total, partial.ptr);
                     launched = true;
+                } else if (variant == SHARED_SUM) {
+                    c2p::msm::sum_chunks_shared<F><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
+                                                                             total, partial.ptr);
+                    launched = true;
                 } else if (variant == LEAN) {
                     c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
                                                                               total, partial.ptr);
+                    launched = true;
+                }
+            }
+            if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
+                if (variant == SHARED_SUM) {
+                    c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
+                        points, values_sorted.ptr, chunks.ptr, total, partial.ptr);
                     launched = true;
                 }
             }

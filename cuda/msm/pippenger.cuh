@@ -183,6 +183,125 @@ __global__ void __launch_bounds__(128, 4) sum_chunks_lean(const affine_t<F>* poi
     sum_chunk<F, P, false>(points, values, chunks, n_chunks, partial);
 }
 
+// The sum of a chunk kept in shared memory instead of registers (for G1's
+// XYZZ points; blocks of SHARED_SUM_THREADS threads). The Fp products are
+// calls, and ptxas gives a call only the registers its callers do not hold
+// across it: with the sum (48 registers) in registers, ~90 are live across
+// each product and the out-of-line product juggles register pairs and saves
+// registers to local memory (sm_90: 498 instructions, 93 of them moves, 18
+// local loads and stores); with the sum in shared memory, read and written
+// where the formulas use it, the product is 396 instructions with 10 moves.
+// The additions are add_affine's: the same formulas and exceptional cases,
+// so the same bits.
+constexpr unsigned SHARED_SUM_THREADS = 128;
+
+template <class F>
+struct shared_xyzz {
+    F *X, *Y, *ZZ, *ZZZ;
+
+    __device__ void set(const xyzz_t<F>& p) const {
+        *X = p.X;
+        *Y = p.Y;
+        *ZZ = p.ZZ;
+        *ZZZ = p.ZZZ;
+    }
+    __device__ xyzz_t<F> get() const { return {*X, *Y, *ZZ, *ZZZ}; }
+
+    // *this += q (affine), as xyzz_t::add_affine.
+    __device__ void add_affine(const affine_t<F>& q) const {
+        if (q.is_inf()) return;
+        const F zz = *ZZ;
+        if (zz.is_zero()) return set(xyzz_t<F>::from_affine(q));
+        const F P = q.x * zz - *X, R = q.y * *ZZZ - *Y;
+        if (P.is_zero()) return set(R.is_zero() ? xyzz_t<F>::dbl_affine(q) : xyzz_t<F>::inf());
+        const F PP = P.sqr();
+        const F PPP = P * PP;
+        const F Q = *X * PP;
+        *ZZ = zz * PP;
+        *ZZZ = *ZZZ * PPP;
+        const F YPPP = *Y * PPP;
+        const F X3 = R.sqr() - PPP - (Q + Q);
+        *X = X3;
+        *Y = R * (Q - X3) - YPPP;
+    }
+};
+
+template <class F>
+__global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
+    sum_chunks_shared(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
+                      xyzz_t<F>* partial) {
+    __shared__ F sums[4][SHARED_SUM_THREADS];
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_chunks) return;
+    const shared_xyzz<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x],
+                             &sums[3][threadIdx.x]};
+    const chunk_t ch = chunks[k];
+    acc.set(xyzz_t<F>::inf());
+    for (uint32_t e = 0; e < ch.len; e++) {
+        const uint32_t v = values[ch.start + e];
+        affine_t<F> p = points[v & 0x7fffffff];
+        if (v >> 31) p.y = -p.y;
+        acc.add_affine(p);
+    }
+    partial[k] = acc.get();
+}
+
+// The same for G2's Jacobian points over Fp2 (jacobian_t::add_affine's
+// formulas and cases), whose sum in registers (72 of them) left the plain
+// kernel at 255 registers with 264 bytes of spills and its Fp product call
+// at 500 instructions (99 moves, 16 local loads and stores).
+template <class F>
+struct shared_jacobian {
+    F *X, *Y, *Z;
+
+    __device__ void set(const jacobian_t<F>& p) const {
+        *X = p.X;
+        *Y = p.Y;
+        *Z = p.Z;
+    }
+    __device__ jacobian_t<F> get() const { return {*X, *Y, *Z}; }
+
+    // *this += q (affine), as jacobian_t::add_affine.
+    __device__ void add_affine(const affine_t<F>& q) const {
+        if (q.is_inf()) return;
+        if (Z->is_zero()) return set(jacobian_t<F>::from_affine(q));
+        const F Z1Z1 = Z->sqr();
+        const F H = q.x * Z1Z1 - *X;
+        F r = q.y * *Z * Z1Z1 - *Y;
+        if (H.is_zero()) return set(r.is_zero() ? get().dbl() : jacobian_t<F>::inf());
+        const F HH = H.sqr();
+        F I = HH + HH;
+        I = I + I;
+        const F J = H * I;
+        r = r + r;
+        const F V = *X * I;
+        const F YJ = *Y * J;
+        const F X3 = r.sqr() - J - (V + V);
+        *X = X3;
+        *Y = r * (V - X3) - (YJ + YJ);
+        *Z = (*Z + H).sqr() - Z1Z1 - HH;
+    }
+};
+
+template <class F>
+__global__ void __launch_bounds__(SHARED_SUM_THREADS)
+    sum_chunks_shared_jacobian(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
+                               size_t n_chunks, jacobian_t<F>* partial) {
+    __shared__ F sums[3][SHARED_SUM_THREADS];
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_chunks) return;
+    const shared_jacobian<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x]};
+    const chunk_t ch = chunks[k];
+    acc.set(jacobian_t<F>::inf());
+    for (uint32_t e = 0; e < ch.len; e++) {
+        const uint32_t v = values[ch.start + e];
+        affine_t<F> p = points[v & 0x7fffffff];
+        if (v >> 31) p.y = -p.y;
+        acc.add_affine(p);
+    }
+    partial[k] = acc.get();
+}
+
 // Bucket sums: the partial sums of each run's chunks, written to the
 // window's dense bucket array at the run's key (buckets start as infinity).
 // A thread sums a run of at most LONG_RUN chunks; longer runs (a bucket
@@ -311,6 +430,23 @@ __global__ void sum_indexed(const affine_t<F>* points, const uint32_t* which, si
     P acc = P::inf();
     for (size_t e = first; e < last; e++) acc = acc.add_affine(points[which[e]]);
     partial[k] = acc;
+}
+
+// sum_indexed with the sum in shared memory (G2's Jacobian points, blocks
+// of SHARED_SUM_THREADS threads): see shared_jacobian.
+template <class F>
+__global__ void __launch_bounds__(SHARED_SUM_THREADS)
+    sum_indexed_shared_jacobian(const affine_t<F>* points, const uint32_t* which, size_t n, uint32_t L,
+                                jacobian_t<F>* partial) {
+    __shared__ F sums[3][SHARED_SUM_THREADS];
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t first = k * L;
+    if (first >= n) return;
+    const size_t last = first + L < n ? first + L : n;
+    const shared_jacobian<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x]};
+    acc.set(jacobian_t<F>::inf());
+    for (size_t e = first; e < last; e++) acc.add_affine(points[which[e]]);
+    partial[k] = acc.get();
 }
 
 // Sums of chunks of L points: one level of a reduction tree (chunks of
