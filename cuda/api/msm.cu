@@ -125,6 +125,13 @@ uint32_t min_chunk() {
     return n >= 16 && n <= 1024 ? n : 32;
 }
 
+// Whether the bucket-sum kernel takes the chunks by length
+// ($C2P_MSM_CHUNK_ORDER=0: in the order of the runs, to compare).
+bool chunks_by_length() {
+    static const bool on = c2p::host::env_unsigned("C2P_MSM_CHUNK_ORDER", 1) != 0;
+    return on;
+}
+
 int bits_for(uint64_t n) {
     int b = 1;
     while (b < 32 && (1ull << b) < n) b++;
@@ -487,6 +494,22 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             c2p::msm::list_chunks<<<blocks(runs), THREADS, 0, s>>>(run_counts.ptr, run_offsets.ptr,
                                                                     chunk_offsets.ptr, runs, L, chunks.ptr);
             C2P_CUDA_OK(cudaGetLastError());
+            // The chunks by length (a sort of `total` pairs on the length's
+            // few bits), so that a warp's lanes finish together.
+            stream_array<uint32_t> lengths, lengths_sorted, index, order;
+            if (chunks_by_length()) {
+                C2P_CUDA_OK(lengths.alloc(total, s));
+                C2P_CUDA_OK(lengths_sorted.alloc(total, s));
+                C2P_CUDA_OK(index.alloc(total, s));
+                C2P_CUDA_OK(order.alloc(total, s));
+                c2p::msm::chunk_lengths<<<blocks(total), THREADS, 0, s>>>(chunks.ptr, total, L, lengths.ptr,
+                                                                           index.ptr);
+                C2P_CUDA_OK(cudaGetLastError());
+                C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
+                    return cub::DeviceRadixSort::SortPairs(t, b, lengths.ptr, lengths_sorted.ptr, index.ptr, order.ptr,
+                                                           total, 0, bits_for((uint64_t)L + 1), s);
+                }));
+            }
             // G2 takes the plain kernel unless variant 5 is chosen (its sum
             // in shared memory): a second Fp2 point in registers spills
             // (ptxas, sm_90: 384-byte frame instead of 192), and so would a
@@ -499,29 +522,29 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             bool launched = false;
             if constexpr (std::is_same_v<F, c2p::fp_t>) {
                 if (variant == PREFETCH) {
-                    c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr,
-                                                                               chunks.ptr, total, partial.ptr);
+                    c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(
+                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 } else if (variant == SHARED_SUM) {
-                    c2p::msm::sum_chunks_shared<F><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
-                                                                             total, partial.ptr);
+                    c2p::msm::sum_chunks_shared<F><<<chunk_blocks, ct, 0, s>>>(
+                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 } else if (variant == LEAN) {
-                    c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
-                                                                              total, partial.ptr);
+                    c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(
+                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 }
             }
             if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
                 if (variant == SHARED_SUM) {
                     c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted.ptr, chunks.ptr, total, partial.ptr);
+                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 }
             }
             if (!launched)
-                c2p::msm::sum_chunks<F, J, false><<<chunk_blocks, ct, 0, s>>>(points, values_sorted.ptr, chunks.ptr,
-                                                                            total, partial.ptr);
+                c2p::msm::sum_chunks<F, J, false><<<chunk_blocks, ct, 0, s>>>(
+                    points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
                                                                     runs, buckets.ptr + (size_t)w0 * (B + 1));

@@ -133,15 +133,33 @@ __global__ void list_chunks(const uint32_t* counts, const uint32_t* run_offsets,
     }
 }
 
+// Per chunk, L minus its length (a sort key that puts the longest first)
+// and its index, to list the chunks by length: a warp's lanes sum 32
+// chunks side by side and run as long as the longest, and in the order of
+// the runs full chunks alternate with a run's short remainder (with ~32
+// points per bucket, as at 2^24 with c = 20, about half the chunks are
+// remainders of 1 to 6 points). Longest first, so that the last blocks
+// to run are short ones.
+__global__ void chunk_lengths(const chunk_t* chunks, size_t n, uint32_t L, uint32_t* keys, uint32_t* index) {
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    keys[k] = L - chunks[k].len;
+    index[k] = (uint32_t)k;
+}
+
 // Sum of a chunk's points (value: point index with the sign in bit 31).
 // With PREFETCH, the next point's load is issued before the current
 // addition, so the random gather's latency hides behind the arithmetic (at
 // the cost of one more point in registers).
+// With `order`, thread t takes chunk order[t] (chunks listed by length, so
+// that the lanes of a warp run loops of about the same length; see
+// chunk_lengths); its sum still goes to partial[its chunk].
 template <class F, class P, bool PREFETCH>
 __device__ __forceinline__ void sum_chunk(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
-                                          size_t n_chunks, P* partial) {
-    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n_chunks) return;
+                                          const uint32_t* order, size_t n_chunks, P* partial) {
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_chunks) return;
+    const size_t k = order ? order[t] : t;
     const chunk_t ch = chunks[k];
     P acc = P::inf();
     if constexpr (PREFETCH) {
@@ -169,9 +187,9 @@ __device__ __forceinline__ void sum_chunk(const affine_t<F>* points, const uint3
 }
 
 template <class F, class P, bool PREFETCH>
-__global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
-                           P* partial) {
-    sum_chunk<F, P, PREFETCH>(points, values, chunks, n_chunks, partial);
+__global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
+                           const uint32_t* order, size_t n_chunks, P* partial) {
+    sum_chunk<F, P, PREFETCH>(points, values, chunks, order, n_chunks, partial);
 }
 
 // The same held to 128 registers per thread, so that four blocks of 128
@@ -179,8 +197,9 @@ __global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, co
 // against spills to local memory.
 template <class F, class P>
 __global__ void __launch_bounds__(128, 4) sum_chunks_lean(const affine_t<F>* points, const uint32_t* values,
-                                                          const chunk_t* chunks, size_t n_chunks, P* partial) {
-    sum_chunk<F, P, false>(points, values, chunks, n_chunks, partial);
+                                                          const chunk_t* chunks, const uint32_t* order,
+                                                          size_t n_chunks, P* partial) {
+    sum_chunk<F, P, false>(points, values, chunks, order, n_chunks, partial);
 }
 
 // The sum of a chunk kept in shared memory instead of registers (for G1's
@@ -228,11 +247,12 @@ struct shared_xyzz {
 
 template <class F>
 __global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
-    sum_chunks_shared(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks, size_t n_chunks,
-                      xyzz_t<F>* partial) {
+    sum_chunks_shared(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
+                      const uint32_t* order, size_t n_chunks, xyzz_t<F>* partial) {
     __shared__ F sums[4][SHARED_SUM_THREADS];
-    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n_chunks) return;
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_chunks) return;
+    const size_t k = order ? order[t] : t;
     const shared_xyzz<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x],
                              &sums[3][threadIdx.x]};
     const chunk_t ch = chunks[k];
@@ -286,10 +306,11 @@ struct shared_jacobian {
 template <class F>
 __global__ void __launch_bounds__(SHARED_SUM_THREADS)
     sum_chunks_shared_jacobian(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
-                               size_t n_chunks, jacobian_t<F>* partial) {
+                               const uint32_t* order, size_t n_chunks, jacobian_t<F>* partial) {
     __shared__ F sums[3][SHARED_SUM_THREADS];
-    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n_chunks) return;
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_chunks) return;
+    const size_t k = order ? order[t] : t;
     const shared_jacobian<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x]};
     const chunk_t ch = chunks[k];
     acc.set(jacobian_t<F>::inf());
