@@ -83,21 +83,24 @@ int g1_window_cap() {
     return cap >= 16 && cap <= 22 ? cap : 20;
 }
 
-// The G1 bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
-// kernel, 2 the same prefetching the next point, 3 (the default) the same
-// held to 128 registers, 4 batch-affine (msm/affine.cuh) whenever the
-// device has room for it, 5 the sums kept in shared memory instead of
+// The bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
+// kernel, 2 the same prefetching the next point, 3 the same held to 128
+// registers, 4 batch-affine (msm/affine.cuh) whenever the device has room
+// for it, 5 (the default) the sums kept in shared memory instead of
 // registers (sum_chunks_shared; for G2 also sum_chunks_shared_jacobian and,
-// for the sum of the ones, sum_indexed_shared_jacobian). On the H200 the
-// batch-affine sums took 1305 ms at 2^27 against the plain kernel's 842 ms
-// (BENCHMARKS, seventh session):
+// for the sum of the ones, sum_indexed_shared_jacobian): the out-of-line
+// Fp product then keeps registers of its own instead of saving the
+// caller's. On the H200 (BENCHMARKS, eleventh session) variant 5 took the
+// G1 bucket sums from 129.0 to 91.7 ms at 2^24 and from 771.7 to 722.2 ms
+// at 2^27, and G2 dense 2^24 from 478.5 to 442.2 ms. The batch-affine sums
+// took 1305 ms at 2^27 against the plain kernel's 842 ms (seventh session):
 // their levels move each sum through device memory twice, and the gathers
 // and the per-level inversion outweigh the products saved. Kept as an
 // option, tested, for the work that would change that.
 enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4, SHARED_SUM = 5 };
 int bucket_variant() {
-    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", LEAN);
-    return v >= PLAIN && v <= SHARED_SUM ? v : LEAN;
+    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", SHARED_SUM);
+    return v >= PLAIN && v <= SHARED_SUM ? v : SHARED_SUM;
 }
 
 // Device bytes the batch-affine sums of `entries` entries in `runs` runs
@@ -126,7 +129,12 @@ uint32_t min_chunk() {
 }
 
 // Whether the bucket-sum kernel takes the chunks by length
-// ($C2P_MSM_CHUNK_ORDER=0: in the order of the runs, to compare).
+// ($C2P_MSM_CHUNK_ORDER=0: in the order of the runs, to compare). On the
+// H200 with the register-held sums (variant 3) it took the G1 bucket sums
+// from 129.0 to 93.4 ms at 2^24 (a warp's lanes end together) and from
+// 771.7 to 734.6 ms at 2^27; with the shared-memory sums (variant 5, the
+// default) it changes them by under 1 % (91.1 against 91.7 ms, 722.6
+// against 722.2 ms): kept, as it costs one small sort.
 bool chunks_by_length() {
     static const bool on = c2p::host::env_unsigned("C2P_MSM_CHUNK_ORDER", 1) != 0;
     return on;
