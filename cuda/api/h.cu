@@ -97,6 +97,10 @@ cudaError_t set_shared_limits(int device) {
     C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     C2P_CUDA_OK(
         cudaFuncSetAttribute(c2p::ntt_pass<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    C2P_CUDA_OK(cudaFuncSetAttribute(c2p::ntt_pass<true, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     bytes));
+    C2P_CUDA_OK(
+        cudaFuncSetAttribute(c2p::ntt_pass<true, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     shared_limits_set[device] = true;
     return cudaSuccess;
 }
@@ -121,28 +125,40 @@ bool fused_scale() {
 
 // A whole transform in passes of up to NTT_MAX_STAGES stages.
 // DIF: natural in, bit-reversed out. DIT: bit-reversed in, natural out.
-// With scale_lo (DIF only), the output is scaled as by scale_bitrev_powers.
+// With scale_lo (DIF only), the output is scaled as by scale_bitrev_powers,
+// in its last pass when fused_scale(). The H step's way back (fused_scale()
+// and DIF only): with q_b and q_c the first pass transforms
+// data·q_b − q_c (see ntt_pass), and with bitrev_out the last pass writes
+// the scaled output there in natural order.
 cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream,
-                const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr) {
+                const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr, fr_t* bitrev_out = nullptr,
+                const fr_t* q_b = nullptr, const fr_t* q_c = nullptr) {
     int log_tile = log_m < tile_log() ? log_m : tile_log();
     int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
     unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
     size_t shared = ((size_t)1 << log_tile) * sizeof(fr_t);
     const bool fuse = dif && scale_lo && fused_scale() && log_m > 0;  // (no pass at 2^0)
+    if ((bitrev_out && !fuse) || (q_b && !(dif && fused_scale() && log_m > 0))) {
+        c2p::record_error(cudaErrorInvalidValue, "ntt: the fused quotient and bit reversal need fused DIF passes",
+                          __FILE__, __LINE__);
+        return cudaErrorInvalidValue;
+    }
     int done = 0;
     while (done < log_m) {
         int k = log_m - done < max_k ? log_m - done : max_k;
         // DIF: stages done..done+k, stride 2^(log_m - done - k). DIT: half-
         // sizes 2^done .. 2^(done+k-1), stride 2^done.
         const int log_s = dif ? log_m - done - k : done;
-        if (fuse && done + k == log_m) {
-            c2p::ntt_pass<true, true><<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k,
-                                                                                    table, inverse, scale_lo, scale_hi);
-        } else {
-            auto pass = dif ? c2p::ntt_pass<true> : c2p::ntt_pass<false>;
-            pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse,
-                                                               nullptr, nullptr);
-        }
+        const bool scaled = fuse && done + k == log_m, quotient_in = q_b && done == 0;
+        auto pass = !dif                     ? c2p::ntt_pass<false>
+                    : scaled && quotient_in  ? c2p::ntt_pass<true, true, true>
+                    : scaled                 ? c2p::ntt_pass<true, true>
+                    : quotient_in            ? c2p::ntt_pass<true, false, true>
+                                             : c2p::ntt_pass<true>;
+        pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse,
+                                                           scaled ? scale_lo : nullptr, scaled ? scale_hi : nullptr,
+                                                           scaled ? bitrev_out : nullptr, quotient_in ? q_b : nullptr,
+                                                           quotient_in ? q_c : nullptr);
         C2P_CUDA_OK(cudaGetLastError());
         done += k;
     }
@@ -252,13 +268,19 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         C2P_CUDA_OK(cudaStreamWaitEvent(compute.s, uploaded[2].ev, 0));
         for (int i = 0; i < 3; i++) C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, compute.s));
     }
-    c2p::quotient_pointwise<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, d_b.ptr, d_c.ptr, m);
-    C2P_CUDA_OK(cudaGetLastError());
-    // Back from the coset: inverse transform, unshift and divide by Z (in
-    // ginv_lo), natural order.
-    C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi));
-    c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
-    C2P_CUDA_OK(cudaGetLastError());
+    // a·b − c on the coset, then back: inverse transform, unshift and
+    // divide by Z (in ginv_lo), natural order, into b's buffer. Fused, the
+    // product is the transform's first pass's load and the reversal its
+    // last pass's store: two trips through device memory fewer.
+    if (fused_scale()) {
+        C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi, d_b.ptr, d_b.ptr, d_c.ptr));
+    } else {
+        c2p::quotient_pointwise<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, d_b.ptr, d_c.ptr, m);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi));
+        c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
+        C2P_CUDA_OK(cudaGetLastError());
+    }
     C2P_CUDA_OK(cudaEventRecord(computed.ev, compute.s));
 
     C2P_CUDA_OK(cudaEventSynchronize(computed.ev));

@@ -90,15 +90,26 @@ __device__ __forceinline__ fr_t bitrev_power(uint64_t p, int log_m, const fr_t* 
 // bitrev_power(its position, scale_lo, scale_hi), the work of a
 // scale_bitrev_powers kernel without its trip through device memory.
 //
+// QUOTIENT (a DIF transform's first pass, the H step's way back from the
+// coset): the pass loads data[p]·q_b[p] − q_c[p] instead of data[p], the
+// work of a quotient_pointwise kernel without writing a·b − c to device
+// memory and reading it back. With bitrev_out (SCALED only), the pass
+// stores position p at bitrev_out[bitrev(p)] instead of data[p]: the
+// output leaves in natural order, the work of a bit_reverse kernel
+// without its trip through device memory (bitrev_out must not overlap data;
+// it may be q_b, which only the first pass reads: a single pass is a single
+// block, which loads its whole tile before it stores).
+//
 // Stages run two at a time where two remain (four elements per thread in
 // registers), each block held to 80 registers per thread so that three
 // blocks (their 64 KiB tiles) fit on an SM: NTT 2^27 41.82 ms on the H200,
 // against 43.00 with one stage per step (the same 32-bit index work) and
 // 45.6 without the register cap (~100 registers, two blocks per SM).
-template <bool DIF, bool SCALED = false>
-__global__ void __launch_bounds__(NTT_THREADS, 3) ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k,
-                                                        const fr_t* table, bool inverse, const fr_t* scale_lo = nullptr,
-                                                        const fr_t* scale_hi = nullptr) {
+template <bool DIF, bool SCALED = false, bool QUOTIENT = false>
+__global__ void __launch_bounds__(NTT_THREADS, 3)
+    ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k, const fr_t* table, bool inverse,
+             const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr, fr_t* bitrev_out = nullptr,
+             const fr_t* q_b = nullptr, const fr_t* q_c = nullptr) {
     // Positions, group numbers and twiddle exponents are below m ≤ 2^28,
     // so 32-bit arithmetic holds them (a quarter of the butterfly loop's
     // instructions were index work in 64 bits).
@@ -118,7 +129,13 @@ __global__ void __launch_bounds__(NTT_THREADS, 3) ntt_pass(fr_t* data, int log_m
         uint32_t block = g >> log_s, base = g & (s - 1);
         return (block << (log_s + k)) + (t << log_s) + base;
     };
-    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) tile.set(e, data[address(e)]);
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
+        const uint32_t p = address(e);
+        if (QUOTIENT)
+            tile.set(e, data[p] * q_b[p] - q_c[p]);
+        else
+            tile.set(e, data[p]);
+    }
     __syncthreads();
 
     // Two stages per step where two remain: each thread takes four
@@ -187,10 +204,15 @@ __global__ void __launch_bounds__(NTT_THREADS, 3) ntt_pass(fr_t* data, int log_m
     }
     for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
         const uint32_t p = address(e);
-        if (SCALED)
-            data[p] = tile.get(e) * bitrev_power(p, log_m, scale_lo, scale_hi);
-        else
+        if (SCALED) {
+            const fr_t v = tile.get(e) * bitrev_power(p, log_m, scale_lo, scale_hi);
+            if (bitrev_out)
+                bitrev_out[__brev(p) >> (32 - log_m)] = v;
+            else
+                data[p] = v;
+        } else {
             data[p] = tile.get(e);
+        }
     }
 }
 
