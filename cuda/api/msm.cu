@@ -170,7 +170,9 @@ cudaError_t to_host(T* dst, const T* src, cudaStream_t s) {
 template <class J>
 cudaError_t reduce_groups(J*& in, J*& spare, size_t groups, size_t size, cudaStream_t s) {
     while (size > 1) {
-        const uint32_t L = size < 64 ? (uint32_t)size : 64;
+        // Chains of at most 8 additions: the last levels have few threads,
+        // so their time is a chain's latency, not the work.
+        const uint32_t L = size < 8 ? (uint32_t)size : 8;
         const size_t out = groups * (size / L);
         c2p::msm::sum_points<J><<<blocks(out), THREADS, 0, s>>>(in, groups * size, L, spare);
         C2P_CUDA_OK(cudaGetLastError());
