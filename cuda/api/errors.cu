@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../common.cuh"
+#include "host.cuh"
 
 namespace c2p {
 
@@ -46,10 +47,21 @@ extern "C" int c2p_cuda_device_info(int device, char* name, size_t name_len, siz
     cudaDeviceProp prop;
     C2P_CUDA_OK(cudaGetDeviceProperties(&prop, device));
     C2P_CUDA_OK(cudaSetDevice(device));
-    C2P_CUDA_OK(cudaMemGetInfo(free_bytes, total_bytes));
+    // Free as the library's allocations see it: with what the memory pool
+    // keeps idle for the next MSM.
+    C2P_CUDA_OK(c2p::host::usable_free(device, free_bytes, total_bytes));
     snprintf(name, name_len, "%s", prop.name);
     *major = prop.major;
     *minor = prop.minor;
+    return 0;
+}
+
+// Bytes the device's memory pool keeps idle for the next MSM (counted as
+// free by c2p_cuda_device_info, as taken by the driver).
+extern "C" int c2p_cuda_pool_idle(int device, size_t* idle_bytes) {
+    *idle_bytes = 0;
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(c2p::host::pool_idle_bytes(device, idle_bytes));
     return 0;
 }
 
@@ -58,7 +70,7 @@ extern "C" int c2p_cuda_device_info(int device, char* name, size_t name_len, siz
 extern "C" int c2p_cuda_reserve(int device, size_t bytes, void** out) {
     *out = nullptr;
     C2P_CUDA_OK(cudaSetDevice(device));
-    C2P_CUDA_OK(cudaMalloc(out, bytes));
+    C2P_CUDA_OK(c2p::host::retry_short([&] { return cudaMalloc(out, bytes); }));
     return 0;
 }
 

@@ -71,7 +71,7 @@ cudaError_t twiddle_table(int device, int log_m, const fr_t& omega, cudaStream_t
     if (!slot) {
         uint64_t half = 1ull << (log_m - 1);
         fr_t* table = nullptr;
-        C2P_CUDA_OK(cudaMalloc(&table, half * sizeof(fr_t)));
+        C2P_CUDA_OK(c2p::host::retry_short([&] { return cudaMalloc(&table, half * sizeof(fr_t)); }));
         cudaError_t err = launch_powers(table, half, omega, fr_t::one(), stream);
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
         if (err != cudaSuccess) {

@@ -18,6 +18,47 @@ namespace host {
 
 constexpr int MAX_DEVICES = 64;
 
+// Memory the device's default stream-ordered pool holds for reuse but no
+// allocation uses now: free to every allocation here, though the driver
+// counts it as taken (see keep_pool_memory).
+inline cudaError_t pool_idle_bytes(int device, size_t* idle) {
+    cudaMemPool_t pool;
+    C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
+    uint64_t reserved = 0, used = 0;
+    C2P_CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    C2P_CUDA_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+    *idle = reserved > used ? (size_t)(reserved - used) : 0;
+    return cudaSuccess;
+}
+
+// Free device memory as this library's allocations see it: the driver's
+// free bytes plus the pool's idle ones (an allocation that finds the
+// driver short trims the pool and tries again: see retry_short).
+inline cudaError_t usable_free(int device, size_t* free, size_t* total) {
+    C2P_CUDA_OK(cudaMemGetInfo(free, total));
+    size_t idle = 0;
+    C2P_CUDA_OK(pool_idle_bytes(device, &idle));
+    *free += idle;
+    return cudaSuccess;
+}
+
+// Runs `allocate`; if the device is out of memory, hands the current
+// device's pool memory that no allocation uses back to the driver (without
+// waiting for other streams' work: memory whose stream-ordered free is still
+// pending stays) and runs it once more.
+template <class Allocate>
+cudaError_t retry_short(Allocate allocate) {
+    cudaError_t err = allocate();
+    if (err != cudaErrorMemoryAllocation) return err;
+    (void)cudaGetLastError();  // the failure is not sticky; clear it
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+        cudaMemPoolTrimTo(pool, 0) != cudaSuccess)
+        return err;
+    return allocate();
+}
+
 // A device buffer freed when it goes out of scope.
 template <class T>
 struct dev_array {
@@ -28,7 +69,9 @@ struct dev_array {
     ~dev_array() {
         if (ptr) cudaFree(ptr);
     }
-    cudaError_t alloc(size_t n) { return cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)); }
+    cudaError_t alloc(size_t n) {
+        return retry_short([&] { return cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)); });
+    }
 };
 
 // A device buffer allocated and freed in stream order (cudaMallocAsync /
@@ -47,7 +90,8 @@ struct stream_array {
     cudaError_t alloc(size_t n, cudaStream_t s) {
         release();
         stream = s;
-        return cudaMallocAsync(reinterpret_cast<void**>(&ptr), (n ? n : 1) * sizeof(T), s);
+        return retry_short(
+            [&] { return cudaMallocAsync(reinterpret_cast<void**>(&ptr), (n ? n : 1) * sizeof(T), s); });
     }
     void release() {
         if (ptr) cudaFreeAsync(ptr, stream);
@@ -56,16 +100,22 @@ struct stream_array {
 };
 
 // Bytes the device's default memory pool keeps for reuse after stream-
-// ordered frees ($C2P_POOL_KEEP_MIB, default 1024 MiB; beyond that, freed
-// memory goes back to the driver at the next synchronisation), set once
-// per device.
+// ordered frees: $C2P_POOL_KEEP_MIB, else an eighth of the device's memory
+// (17.6 GiB on an H200, 2 GiB on a 16 GB card); beyond that, freed memory
+// goes back to the driver at the next synchronisation. Set once per device.
+// Memory handed back has to be mapped (and cleared by the driver) again by
+// the next MSM: with 1 GiB kept, a dense G1 MSM at 2^24 (~5 GB of buffers)
+// took 126 ms, with 16 GiB 114 ms (H200). Kept memory is still free to
+// every allocation here (usable_free, retry_short).
 inline cudaError_t keep_pool_memory(int device) {
     static std::mutex lock;
     static bool done[MAX_DEVICES];
     std::lock_guard<std::mutex> guard(lock);
     if (done[device]) return cudaSuccess;
+    size_t free = 0, total = 0;
+    C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
     const char* v = getenv("C2P_POOL_KEEP_MIB");
-    uint64_t keep = (v && *v) ? strtoull(v, nullptr, 10) << 20 : (1024ull << 20);
+    uint64_t keep = (v && *v) ? strtoull(v, nullptr, 10) << 20 : (uint64_t)total / 8;
     cudaMemPool_t pool;
     C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
     C2P_CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));

@@ -14,8 +14,8 @@
 // 13 GB for a 2^27-point window). All of
 // it is allocated and freed in the call's stream order (no device-wide
 // synchronisation) and freed before the call returns, on success and on
-// failure; the device's memory pool keeps up to $C2P_POOL_KEEP_MIB (1 GiB)
-// of it for the next call.
+// failure; the device's memory pool keeps up to $C2P_POOL_KEEP_MIB (an
+// eighth of the device's memory) of it for the next call.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -302,9 +302,9 @@ cudaError_t affine_bucket_sums(const c2p::affine_t<c2p::fp_t>* points, const uin
 }
 
 // Whether the batch-affine sums of a group fit in the device's free memory.
-cudaError_t affine_fits(size_t entries, size_t runs, bool* fits) {
+cudaError_t affine_fits(int device, size_t entries, size_t runs, bool* fits) {
     size_t free = 0, total = 0;
-    C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
+    C2P_CUDA_OK(c2p::host::usable_free(device, &free, &total));
     *fits = affine_bytes(entries, runs) + (256ull << 20) <= free;
     return cudaSuccess;
 }
@@ -451,7 +451,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             bool affine = false;
             if constexpr (std::is_same_v<F, c2p::fp_t>) {
                 const int variant = bucket_variant();
-                if (variant == AFFINE) C2P_CUDA_OK(affine_fits(entries, runs, &affine));
+                if (variant == AFFINE) C2P_CUDA_OK(affine_fits(device, entries, runs, &affine));
                 if (affine) {
                     C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
                     C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
@@ -604,7 +604,7 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
     auto run = [&]() -> cudaError_t {
         C2P_CUDA_OK(cudaSetDevice(device));
         void* ptr = nullptr;
-        C2P_CUDA_OK(cudaMalloc(&ptr, capacity ? capacity : 1));
+        C2P_CUDA_OK(c2p::host::retry_short([&] { return cudaMalloc(&ptr, capacity ? capacity : 1); }));
         stream_t stream;
         cudaError_t err = stream.create();
         // The staging buffers are taken piece by piece, so that an MSM's

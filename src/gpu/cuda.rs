@@ -36,6 +36,7 @@ extern "C" {
     fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
     fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_trim_pool(device: c_int) -> c_int;
+    fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -187,9 +188,21 @@ fn discover() -> Result<Vec<Device>> {
         .collect()
 }
 
-/// Free memory on GPU `device` now, in bytes.
+/// Free memory on GPU `device` now, in bytes, as the library's allocations
+/// see it: with what the memory pool keeps idle between MSMs (an allocation
+/// that finds the driver short takes that back first).
 pub fn free_memory(device: usize) -> Result<usize> {
     Ok(device_info(device as c_int)?.1)
+}
+
+/// Bytes GPU `device`'s memory pool keeps idle for the next MSM: part of
+/// `free_memory`, but held by this process as the driver counts it.
+pub fn pool_idle_memory(device: usize) -> Result<usize> {
+    let mut idle = 0usize;
+    // SAFETY: `idle` is a valid location; the function checks the device.
+    let status = unsafe { c2p_cuda_pool_idle(device as c_int, &mut idle) };
+    check(status, "querying the device memory pool")?;
+    Ok(idle)
 }
 
 /// Waits for GPU `device`'s work, then returns the memory its stream-ordered

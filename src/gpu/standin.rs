@@ -97,6 +97,11 @@ pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
 
+/// Pool memory kept idle (no device in this build).
+pub fn pool_idle_memory(_device: usize) -> Result<usize> {
+    Err(unsupported())
+}
+
 /// Always an error: this build has no CUDA.
 pub fn trim_memory_pool(_device: usize) -> Result<()> {
     Err(unsupported())

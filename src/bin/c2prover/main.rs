@@ -634,9 +634,13 @@ fn peak_rss() -> u64 {
     c2prover::procfs::peak_resident().unwrap_or(0)
 }
 
+/// GPU 0's free memory as the driver counts it: the memory pool's idle
+/// bytes are held by the process, so the peak below includes them.
 fn gpu_free() -> Option<usize> {
     if c2prover::gpu::available() {
-        c2prover::gpu::free_memory(0).ok()
+        let free = c2prover::gpu::free_memory(0).ok()?;
+        let idle = c2prover::gpu::pool_idle_memory(0).unwrap_or(0);
+        Some(free.saturating_sub(idle))
     } else {
         None
     }
