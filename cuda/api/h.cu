@@ -119,7 +119,7 @@ unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
 // its own, saving four trips through device memory per H step (H200, 2^27:
 // compute 339.6 ms against 342.3): yes unless $C2P_NTT_FUSED_SCALE=0.
 bool fused_scale() {
-    static const bool fused = env_unsigned("C2P_NTT_FUSED_SCALE", 1) != 0;
+    static const bool fused = c2p::host::env_flag("C2P_NTT_FUSED_SCALE", true);
     return fused;
 }
 

@@ -172,6 +172,17 @@ inline unsigned env_unsigned(const char* name, unsigned fallback) {
     return (*end == 0 && n > 0 && n < 1024) ? (unsigned)n : fallback;
 }
 
+// An on/off knob from the environment: "0" is off, "1" on, anything else
+// (or nothing) `fallback`. (env_unsigned takes 0 for "not set", so knobs
+// read through it could never be turned off.)
+inline bool env_flag(const char* name, bool fallback) {
+    const char* v = getenv(name);
+    if (!v) return fallback;
+    if (strcmp(v, "0") == 0) return false;
+    if (strcmp(v, "1") == 0) return true;
+    return fallback;
+}
+
 // Host threads per staging copy: $C2P_STAGE_THREADS, else up to 16 (one
 // thread moves pageable to pinned memory at ~5-10 GB/s).
 inline unsigned stage_threads() {
