@@ -54,7 +54,18 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
     float ms = 0;
     return cudaEventElapsedTime(&ms, a.ev, b.ev) == cudaSuccess ? ms : 0.0f;
 }
-constexpr size_t GROUP_BYTES = 2ull << 30;  // per-entry buffers of a window group
+// The per-entry buffers of a window group: 2 GiB, or $C2P_MSM_GROUP_MIB
+// (512..65535, for tuning: larger groups mean fewer sorts, fewer host round
+// trips and fewer kernel tails, 5 groups of 3 windows at 2^24 with 2 GiB;
+// the prover's memory estimates assume 2 GiB).
+size_t group_bytes() {
+    static const size_t mib = [] {
+        const char* v = getenv("C2P_MSM_GROUP_MIB");
+        const unsigned long n = v ? strtoul(v, nullptr, 10) : 0;
+        return n >= 512 && n <= 65535 ? (size_t)n : (size_t)2048;
+    }();
+    return mib << 20;
+}
 
 unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
@@ -415,7 +426,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     if (m > 0) {
         // Per entry: keys, values, their sorted copies, run keys, counts and
         // offsets, chunk offsets (8 × 4 bytes) and CUB's sort scratch (~8).
-        size_t group = GROUP_BYTES / (40 * m);
+        size_t group = group_bytes() / (40 * m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
         const size_t cap = group * m;
         stream_array<uint32_t> keys, values, keys_sorted, values_sorted, run_keys, run_counts, run_offsets,
