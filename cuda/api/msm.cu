@@ -106,10 +106,7 @@ int bucket_variant() {
 // Whether G1's bucket reduction keeps its two running points in shared
 // memory (reduce_segments_shared): yes unless $C2P_MSM_REDUCE_SHARED is 0.
 bool reduce_shared() {
-    static const bool on = [] {
-        const char* v = getenv("C2P_MSM_REDUCE_SHARED");
-        return !(v && strcmp(v, "0") == 0);
-    }();
+    static const bool on = c2p::host::env_flag("C2P_MSM_REDUCE_SHARED", true);
     return on;
 }
 
