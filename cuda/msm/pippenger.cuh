@@ -262,6 +262,38 @@ struct shared_xyzz {
         *X = X3;
         *Y = R * (Q - X3) - S1 * PPP;
     }
+
+    // *this = p + *this, as xyzz_t's operator+(p, *this) (the operands in
+    // that order: swapped, the sum is the same point in other coordinates).
+    __device__ void add_to(const xyzz_t<F>& p) const {
+        if (p.is_inf()) return;
+        if (ZZ->is_zero()) return set(p);
+        const F U1 = p.X * *ZZ, S1 = p.Y * *ZZZ;
+        const F P = *X * p.ZZ - U1, R = *Y * p.ZZZ - S1;
+        if (P.is_zero()) return set(R.is_zero() ? p.dbl() : xyzz_t<F>::inf());
+        const F PP = P.sqr();
+        const F PPP = P * PP;
+        const F Q = U1 * PP;
+        *ZZ = p.ZZ * *ZZ * PP;
+        *ZZZ = p.ZZZ * *ZZZ * PPP;
+        const F X3 = R.sqr() - PPP - (Q + Q);
+        *X = X3;
+        *Y = R * (Q - X3) - S1 * PPP;
+    }
+
+    // *this = 2·*this, as xyzz_t::dbl.
+    __device__ void dbl() const {
+        if (ZZ->is_zero()) return;
+        const F U = *Y + *Y, V = U.sqr(), W = U * V, S = *X * V;
+        const F X2 = X->sqr();
+        const F M = X2 + X2 + X2;
+        const F X3 = M.sqr() - (S + S);
+        const F WY = W * *Y;
+        *Y = M * (S - X3) - WY;
+        *X = X3;
+        *ZZ = V * *ZZ;
+        *ZZZ = W * *ZZZ;
+    }
 };
 
 template <class F>
@@ -468,13 +500,27 @@ __global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
     running.set(xyzz_t<F>::inf());
     acc.set(xyzz_t<F>::inf());
     for (uint32_t b = hi; b-- > lo;) {
-        const xyzz_t<F> q = bw[b];
+        // The bucket's fields are read where the formulas use them (held in
+        // registers across the products, they spilled).
+        const xyzz_t<F>& q = bw[b];
         running.add(q.X, q.Y, q.ZZ, q.ZZZ);
         acc.add(*running.X, *running.Y, *running.ZZ, *running.ZZZ);
     }
-    xyzz_t<F> sum = acc.get();
-    if (lo < hi && lo > 1) sum = sum + mul_small(running.get(), lo - 1);
-    seg_sums[t] = sum;
+    seg_sums[t] = acc.get();
+    if (lo < hi && lo > 1) {
+        // acc + (lo − 1)·running, as mul_small and operator+ do it, in
+        // shared memory too (in registers this tail spilled): acc's slot
+        // takes the multiple, acc waits in seg_sums[t].
+        const uint32_t k = lo - 1;
+        const shared_xyzz<F>& multiple = acc;
+        multiple.set(running.get());  // mul_small's inf + p at the top bit
+        for (int bit = 30 - __clz(k); bit >= 0; bit--) {
+            multiple.dbl();
+            if ((k >> bit) & 1) multiple.add(*running.X, *running.Y, *running.ZZ, *running.ZZZ);
+        }
+        multiple.add_to(seg_sums[t]);
+        seg_sums[t] = multiple.get();
+    }
 }
 
 // Σ_w 2^(c·w)·W_w (one thread) plus `extra` (the sum of the ones), in
