@@ -114,6 +114,13 @@ int bucket_variant() {
     return v >= PLAIN && v <= SHARED_SUM ? v : SHARED_SUM;
 }
 
+// Whether G1's bucket reduction keeps its two running points in shared
+// memory (reduce_segments_shared): yes unless $C2P_MSM_REDUCE_SHARED is 0.
+bool reduce_shared() {
+    static const bool on = c2p::host::env_flag("C2P_MSM_REDUCE_SHARED", true);
+    return on;
+}
+
 // Device bytes the batch-affine sums of `entries` entries in `runs` runs
 // take at most: level 0 has M0 <= (entries + runs) / 2 sums; per sum of M0
 // a point (96 bytes) for the even levels, at most half as many for the odd
@@ -582,8 +589,19 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         }
     }
     C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
-    c2p::msm::reduce_segments<F, J><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(buckets.ptr, windows, B,
-                                                                                         segments, seg_sums.ptr);
+    bool reduced = false;
+    if constexpr (std::is_same_v<J, c2p::xyzz_t<c2p::fp_t>>) {
+        if (reduce_shared()) {
+            constexpr unsigned T = c2p::msm::SHARED_SUM_THREADS;
+            const unsigned n_blocks = (unsigned)(((size_t)windows * segments + T - 1) / T);
+            c2p::msm::reduce_segments_shared<F>
+                <<<n_blocks, T, 0, s>>>(buckets.ptr, windows, B, segments, seg_sums.ptr);
+            reduced = true;
+        }
+    }
+    if (!reduced)
+        c2p::msm::reduce_segments<F, J><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(
+            buckets.ptr, windows, B, segments, seg_sums.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *window_sums = seg_sums.ptr, *spare = seg_spare.ptr;
     C2P_CUDA_OK(reduce_groups<J>(window_sums, spare, windows, segments, s));

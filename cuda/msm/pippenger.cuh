@@ -243,6 +243,57 @@ struct shared_xyzz {
         *X = X3;
         *Y = R * (Q - X3) - YPPP;
     }
+
+    // *this += q for q in XYZZ (q's fields may live in shared memory too,
+    // read where the formulas use them), as xyzz_t's operator+: the same
+    // formulas and cases, so the same bits. q must not be *this.
+    __device__ void add(const F& qX, const F& qY, const F& qZZ, const F& qZZZ) const {
+        if (qZZ.is_zero()) return;
+        if (ZZ->is_zero()) return set({qX, qY, qZZ, qZZZ});
+        const F U1 = *X * qZZ, S1 = *Y * qZZZ;
+        const F P = qX * *ZZ - U1, R = qY * *ZZZ - S1;
+        if (P.is_zero()) return set(R.is_zero() ? get().dbl() : xyzz_t<F>::inf());
+        const F PP = P.sqr();
+        const F PPP = P * PP;
+        const F Q = U1 * PP;
+        *ZZ = *ZZ * qZZ * PP;
+        *ZZZ = *ZZZ * qZZZ * PPP;
+        const F X3 = R.sqr() - PPP - (Q + Q);
+        *X = X3;
+        *Y = R * (Q - X3) - S1 * PPP;
+    }
+
+    // *this = p + *this, as xyzz_t's operator+(p, *this) (the operands in
+    // that order: swapped, the sum is the same point in other coordinates).
+    __device__ void add_to(const xyzz_t<F>& p) const {
+        if (p.is_inf()) return;
+        if (ZZ->is_zero()) return set(p);
+        const F U1 = p.X * *ZZ, S1 = p.Y * *ZZZ;
+        const F P = *X * p.ZZ - U1, R = *Y * p.ZZZ - S1;
+        if (P.is_zero()) return set(R.is_zero() ? p.dbl() : xyzz_t<F>::inf());
+        const F PP = P.sqr();
+        const F PPP = P * PP;
+        const F Q = U1 * PP;
+        *ZZ = p.ZZ * *ZZ * PP;
+        *ZZZ = p.ZZZ * *ZZZ * PPP;
+        const F X3 = R.sqr() - PPP - (Q + Q);
+        *X = X3;
+        *Y = R * (Q - X3) - S1 * PPP;
+    }
+
+    // *this = 2·*this, as xyzz_t::dbl.
+    __device__ void dbl() const {
+        if (ZZ->is_zero()) return;
+        const F U = *Y + *Y, V = U.sqr(), W = U * V, S = *X * V;
+        const F X2 = X->sqr();
+        const F M = X2 + X2 + X2;
+        const F X3 = M.sqr() - (S + S);
+        const F WY = W * *Y;
+        *Y = M * (S - X3) - WY;
+        *X = X3;
+        *ZZ = V * *ZZ;
+        *ZZZ = W * *ZZZ;
+    }
 };
 
 template <class F>
@@ -424,6 +475,52 @@ __global__ void reduce_segments(const P* buckets, int windows, uint32_t B, uint3
     }
     if (lo < hi && lo > 1) acc = acc + mul_small(running, lo - 1);
     seg_sums[t] = acc;
+}
+
+// reduce_segments for G1 with the running sum and the accumulator in shared
+// memory (blocks of SHARED_SUM_THREADS, at most 128 registers), for the
+// reason sum_chunks_shared keeps its sum there: with both in registers the
+// kernel takes 255 registers and spills 400 bytes (sm_90), so only 256
+// threads fit on an SM, too few to hide the products' latency.
+template <class F>
+__global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
+    reduce_segments_shared(const xyzz_t<F>* buckets, int windows, uint32_t B, uint32_t segments,
+                           xyzz_t<F>* seg_sums) {
+    __shared__ F state[8][SHARED_SUM_THREADS];
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (size_t)windows * segments) return;
+    const uint32_t w = (uint32_t)(t / segments), seg = (uint32_t)(t % segments);
+    const uint32_t per = (B + segments - 1) / segments;
+    const uint32_t lo = 1 + seg * per;
+    const uint32_t hi = lo + per < B + 1 ? lo + per : B + 1;
+    const xyzz_t<F>* bw = buckets + (size_t)w * (B + 1);
+    const unsigned i = threadIdx.x;
+    const shared_xyzz<F> running{&state[0][i], &state[1][i], &state[2][i], &state[3][i]};
+    const shared_xyzz<F> acc{&state[4][i], &state[5][i], &state[6][i], &state[7][i]};
+    running.set(xyzz_t<F>::inf());
+    acc.set(xyzz_t<F>::inf());
+    for (uint32_t b = hi; b-- > lo;) {
+        // The bucket's fields are read where the formulas use them (held in
+        // registers across the products, they spilled).
+        const xyzz_t<F>& q = bw[b];
+        running.add(q.X, q.Y, q.ZZ, q.ZZZ);
+        acc.add(*running.X, *running.Y, *running.ZZ, *running.ZZZ);
+    }
+    seg_sums[t] = acc.get();
+    if (lo < hi && lo > 1) {
+        // acc + (lo − 1)·running, as mul_small and operator+ do it, in
+        // shared memory too (in registers this tail spilled): acc's slot
+        // takes the multiple, acc waits in seg_sums[t].
+        const uint32_t k = lo - 1;
+        const shared_xyzz<F>& multiple = acc;
+        multiple.set(running.get());  // mul_small's inf + p at the top bit
+        for (int bit = 30 - __clz(k); bit >= 0; bit--) {
+            multiple.dbl();
+            if ((k >> bit) & 1) multiple.add(*running.X, *running.Y, *running.ZZ, *running.ZZZ);
+        }
+        multiple.add_to(seg_sums[t]);
+        seg_sums[t] = multiple.get();
+    }
 }
 
 // Σ_w 2^(c·w)·W_w (one thread) plus `extra` (the sum of the ones), in
