@@ -1,6 +1,10 @@
-// The H step on the GPU: h = (a·b − c)/Z through seven NTTs of the domain,
-// with the same roots of unity and coset (generator 7) as the CPU backend,
-// so the result is identical to the CPU's.
+// The H step on the GPU: h = (a·b − c)/Z through six NTTs of the domain
+// (seven with $C2P_H_SIX_NTT=0), with the same roots of unity and coset
+// (generator 7) as the CPU backend, so the result is identical to the
+// CPU's. As there (src/cpu/h.rs): interpolating back from the coset is
+// linear and c's interpolant has degree < m, so h = icoset(A·B / z) −
+// ifft(c) / z; c takes one transform instead of two, and it is the last:
+// the way back from the coset runs while c uploads.
 //
 // Device memory per call: three domain-sized vectors (3·32·m bytes) plus the
 // twiddle table (16·m bytes, cached per device and domain size) and the coset
@@ -132,7 +136,7 @@ bool fused_scale() {
 // the scaled output there in natural order.
 cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream,
                 const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr, fr_t* bitrev_out = nullptr,
-                const fr_t* q_b = nullptr, const fr_t* q_c = nullptr) {
+                const fr_t* q_b = nullptr, const fr_t* q_c = nullptr, bool subtract_out = false) {
     int log_tile = log_m < tile_log() ? log_m : tile_log();
     int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
     unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
@@ -158,7 +162,7 @@ cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table
         pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse,
                                                            scaled ? scale_lo : nullptr, scaled ? scale_hi : nullptr,
                                                            scaled ? bitrev_out : nullptr, quotient_in ? q_b : nullptr,
-                                                           quotient_in ? q_c : nullptr);
+                                                           quotient_in ? q_c : nullptr, scaled && subtract_out);
         C2P_CUDA_OK(cudaGetLastError());
         done += k;
     }
@@ -179,6 +183,14 @@ cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, co
 }
 
 using c2p::host::stream_t;
+
+// Whether the H step takes six transforms (c's coefficients subtracted after
+// the way back) rather than bellperson's seven: yes unless
+// $C2P_H_SIX_NTT=0. The same h either way.
+bool six_transforms() {
+    static const bool six = c2p::host::env_flag("C2P_H_SIX_NTT", true);
+    return six;
+}
 
 // The H step. a, b, c are uploaded on one stream while the coset transforms
 // of those already on the device run on another (`overlap`), or all are
@@ -218,11 +230,13 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         C2P_CUDA_OK(d_b.alloc(m));
         C2P_CUDA_OK(d_c.alloc(m));
     }
-    C2P_CUDA_OK(coset.alloc(4u << 14));
+    C2P_CUDA_OK(coset.alloc(6u << 14));
     fr_t* g_lo = coset.ptr;
     fr_t* g_hi = g_lo + (1 << 14);
     fr_t* ginv_lo = g_hi + (1 << 14);
     fr_t* ginv_hi = ginv_lo + (1 << 14);
+    fr_t* cz_lo = ginv_hi + (1 << 14);  // 1/(m·z) everywhere: c's scaling
+    fr_t* cz_hi = cz_lo + (1 << 14);    // (ones)
     // The constant factors ride in the low tables: m^-1 for the inverse
     // transforms, and 1/Z on the coset for the way back, so each shift costs
     // two products per element and the pointwise step one.
@@ -230,6 +244,43 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     C2P_CUDA_OK(launch_powers(g_hi, 1 << 14, k.g_2_14, fr_t::one(), compute.s));
     C2P_CUDA_OK(launch_powers(ginv_lo, 1 << 14, k.g_inv, k.m_inv_z_inv, compute.s));
     C2P_CUDA_OK(launch_powers(ginv_hi, 1 << 14, k.g_inv_2_14, fr_t::one(), compute.s));
+    C2P_CUDA_OK(launch_powers(cz_lo, 1 << 14, fr_t::one(), k.m_inv_z_inv, compute.s));
+    C2P_CUDA_OK(launch_powers(cz_hi, 1 << 14, fr_t::one(), fr_t::one(), compute.s));
+    const bool six = six_transforms();
+    // a·b (− c with seven transforms) on the coset, then back: inverse
+    // transform, unshift and divide by Z (in ginv_lo), natural order, into
+    // b's buffer. Fused, the product is the transform's first pass's load
+    // and the reversal its last pass's store: two trips through device
+    // memory fewer.
+    auto way_back = [&]() -> cudaError_t {
+        const fr_t* minus = six ? nullptr : d_c.ptr;
+        if (fused_scale())
+            return ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi, d_b.ptr, d_b.ptr, minus);
+        c2p::quotient_pointwise<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, d_b.ptr, minus, m);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi));
+        c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
+        return cudaGetLastError();
+    };
+    // h −= ifft(c)/z (six transforms): c's inverse transform, scaled by
+    // 1/(m·z), subtracted from h in natural order by its last pass's stores.
+    auto c_out_of_h = [&]() -> cudaError_t {
+        if (fused_scale())
+            return ntt(d_c.ptr, log_m, true, true, table, compute.s, cz_lo, cz_hi, d_b.ptr, nullptr, nullptr, true);
+        C2P_CUDA_OK(ntt(d_c.ptr, log_m, true, true, table, compute.s, cz_lo, cz_hi));
+        c2p::subtract_bitrev<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_c.ptr, log_m);
+        return cudaGetLastError();
+    };
+    // The transforms once vector i is on the device: a's and b's to the
+    // coset; with six, the way back as soon as b's are done (while c
+    // uploads), then c's; with seven, c's to the coset, then the way back.
+    auto after_upload = [&](int i) -> cudaError_t {
+        if (!six || i < 2) C2P_CUDA_OK(to_coset(i == 0 ? d_a.ptr : i == 1 ? d_b.ptr : d_c.ptr, log_m, table, g_lo, g_hi, compute.s));
+        if (six && i == 1) C2P_CUDA_OK(way_back());
+        if (six && i == 2) C2P_CUDA_OK(c_out_of_h());
+        if (!six && i == 2) C2P_CUDA_OK(way_back());
+        return cudaSuccess;
+    };
 
     event_t started, uploaded[3], computed;
     C2P_CUDA_OK(cudaEventCreate(&started.ev));
@@ -258,7 +309,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
             if (overlap) {
                 // This vector's transforms run while the next one uploads.
                 C2P_CUDA_OK(cudaStreamWaitEvent(compute.s, uploaded[i].ev, 0));
-                C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, compute.s));
+                C2P_CUDA_OK(after_upload(i));
             }
         }
         // The staging buffers are free again once the last DMA is done.
@@ -266,20 +317,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     }
     if (!overlap) {
         C2P_CUDA_OK(cudaStreamWaitEvent(compute.s, uploaded[2].ev, 0));
-        for (int i = 0; i < 3; i++) C2P_CUDA_OK(to_coset(dev[i], log_m, table, g_lo, g_hi, compute.s));
-    }
-    // a·b − c on the coset, then back: inverse transform, unshift and
-    // divide by Z (in ginv_lo), natural order, into b's buffer. Fused, the
-    // product is the transform's first pass's load and the reversal its
-    // last pass's store: two trips through device memory fewer.
-    if (fused_scale()) {
-        C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi, d_b.ptr, d_b.ptr, d_c.ptr));
-    } else {
-        c2p::quotient_pointwise<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, d_b.ptr, d_c.ptr, m);
-        C2P_CUDA_OK(cudaGetLastError());
-        C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi));
-        c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
-        C2P_CUDA_OK(cudaGetLastError());
+        for (int i = 0; i < 3; i++) C2P_CUDA_OK(after_upload(i));
     }
     C2P_CUDA_OK(cudaEventRecord(computed.ev, compute.s));
 
