@@ -8,7 +8,7 @@
 //
 // Device memory per call: three domain-sized vectors (3·32·m bytes) plus the
 // twiddle table (16·m bytes, cached per device and domain size) and the coset
-// tables (4 × 2^14 × 32 bytes). Everything but the cached tables is freed
+// tables (6 × 2^14 × 32 bytes). Everything but the cached tables is freed
 // before the call returns, on success and on failure. Host: a, b, c are
 // uploaded through two 64 MiB pinned staging buffers per device (kept),
 // on a stream of their own, so the transforms of a run while b uploads.
