@@ -594,6 +594,11 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         if (reduce_shared()) {
             constexpr unsigned T = c2p::msm::SHARED_SUM_THREADS;
             const unsigned n_blocks = (unsigned)(((size_t)windows * segments + T - 1) / T);
+            // 48 KiB of shared memory per block: ask for the largest split
+            // of the SM's memory towards it, so that four blocks fit.
+            C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::reduce_segments_shared<F>,
+                                             cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared));
             c2p::msm::reduce_segments_shared<F>
                 <<<n_blocks, T, 0, s>>>(buckets.ptr, windows, B, segments, seg_sums.ptr);
             reduced = true;
