@@ -165,13 +165,14 @@ inline cudaError_t staging_buffers(int device, staging_t** out) {
     return cudaSuccess;
 }
 
-// A positive integer from the environment (tuning knobs), or `fallback`.
-inline unsigned env_unsigned(const char* name, unsigned fallback) {
+// A positive integer below `limit` from the environment (tuning knobs), or
+// `fallback`.
+inline unsigned env_unsigned(const char* name, unsigned fallback, unsigned long limit = 1024) {
     const char* v = getenv(name);
     if (!v || !*v) return fallback;
     char* end = nullptr;
     unsigned long n = strtoul(v, &end, 10);
-    return (*end == 0 && n > 0 && n < 1024) ? (unsigned)n : fallback;
+    return (*end == 0 && n > 0 && n < limit) ? (unsigned)n : fallback;
 }
 
 // An on/off knob from the environment: "0" is off, "1" on, anything else

@@ -60,9 +60,8 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
 // the prover's memory estimates assume 2 GiB).
 size_t group_bytes() {
     static const size_t mib = [] {
-        const char* v = getenv("C2P_MSM_GROUP_MIB");
-        const unsigned long n = v ? strtoul(v, nullptr, 10) : 0;
-        return n >= 512 && n <= 65535 ? (size_t)n : (size_t)2048;
+        const unsigned n = c2p::host::env_unsigned("C2P_MSM_GROUP_MIB", 2048, 65536);
+        return n >= 512 ? (size_t)n : (size_t)2048;
     }();
     return mib << 20;
 }
