@@ -594,7 +594,7 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// table, counted though only a domain's first H step builds it), the
 /// witness MSMs' as if every aux value were neither 0 nor 1 (a copy of the
 /// values, their flags and indices, sort buffers of at least a window's
-/// and up to 2 GiB when windows are grouped, chunk sums, ~1.5 GiB of
+/// and up to `gpu::msm_sort_budget` when windows are grouped, chunk sums, ~1.5 GiB of
 /// buckets; plus the aux values when not uploaded ahead), and the next
 /// circuit's a, b, c and aux going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
@@ -606,7 +606,8 @@ fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: boo
     let fr = std::mem::size_of::<Fr>();
     let (m, n) = (domain.m, w.aux.len());
     let h_side = 72 * m + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
-    let witness = 50 * n + (40 * n).max(2 << 30) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
+    let witness =
+        50 * n + (40 * n).max(gpu::msm_sort_budget(gpu)) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
     let next_ahead = 3 * fr * m + fr * n;
     let need = h_side + witness + next_ahead + (2 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
@@ -638,7 +639,7 @@ fn abc_ahead_enabled() -> bool {
 /// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
 /// the GPU's upload slot is free and its memory holds them beside the
 /// lane's work (an H step and MSMs of the largest domain proved there:
-/// ~112 bytes per element and 3 GiB); `None` leaves the uploads to the
+/// ~112 bytes per element, an MSM's sorts and 1 GiB); `None` leaves the uploads to the
 /// lane.
 fn upload_ahead(
     domain: &Domain,
@@ -651,7 +652,7 @@ fn upload_ahead(
     check_cancelled(cancelled)?;
     let fr = std::mem::size_of::<Fr>();
     let (abc_bytes, aux_bytes) = (3 * fr * domain.m, std::mem::size_of_val(w.aux));
-    let headroom = 112 * engine::largest_domain(gpu, domain.m) + (3 << 30);
+    let headroom = 112 * engine::largest_domain(gpu, domain.m) + gpu::msm_sort_budget(gpu) + (1 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
     let ahead = if free < abc_bytes + headroom {
         log::debug!(
