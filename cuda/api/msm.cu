@@ -361,9 +361,11 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     size_t temp_bytes = 0;
 
     // 1. Scalars to canonical form, classified.
-    // Host scalars are copied into `owned`, and so are shared device scalars
-    // (the witness, read by several MSMs); consumed device scalars (the H
-    // step's h, given up by the caller) are converted in place.
+    // Host scalars are copied into `owned` and converted there; shared
+    // device scalars (the witness, read by several MSMs) are converted into
+    // `owned` as they are read (a copy first cost 8 GiB of traffic at 2^27);
+    // consumed device scalars (the H step's h, given up by the caller) are
+    // converted in place.
     const bool in_place = where == ON_DEVICE_CONSUMED;
     stream_array<fr_t> owned;
     stream_array<uint8_t> is_one, is_other;
@@ -375,8 +377,6 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     C2P_CUDA_OK(ones.alloc(n, s));
     C2P_CUDA_OK(others.alloc(n, s));
     C2P_CUDA_OK(counts_sel.alloc(2, s));
-    if (where == ON_DEVICE_SHARED)
-        C2P_CUDA_OK(cudaMemcpyAsync(scalars, in_scalars, n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
     if (where == ON_HOST) {
         c2p::host::staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
@@ -400,7 +400,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         }));
     }
     C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
-    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars, n, density.ptr, is_one.ptr, is_other.ptr);
+    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(where == ON_DEVICE_SHARED ? in_scalars : scalars, scalars, n,
+                                                      density.ptr, is_one.ptr, is_other.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     thrust::counting_iterator<uint32_t> index(0);
     C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
