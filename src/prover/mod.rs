@@ -430,7 +430,7 @@ fn gpu_stage(
         ..
     } = *call;
     let queued = Instant::now();
-    let _lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
+    let lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // In the lane, this circuit's a, b, c no longer wait: the next
@@ -452,7 +452,9 @@ fn gpu_stage(
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
     let sel = match (device, sel) {
-        (Some(device), _) => return resident_stage(call, device, index, w, (abc, aux), gpu, waited).map(Ok),
+        (Some(device), _) => {
+            return resident_stage(call, device, index, w, (abc, aux), (gpu, lane), waited).map(Ok)
+        }
         (None, Some(sel)) => sel,
         (None, None) => {
             return Err(Error::new(
@@ -494,14 +496,16 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
 /// working sets: their many short phases (splits, sorts, a window
 /// combination on one thread, host round trips) leave the GPU idle, and
 /// the H side's kernels fill it. Otherwise, or when they run out of memory
-/// beside the H side, they run after it.
+/// beside the H side, they run after it. Beside it, the GPU's lane goes to
+/// the next circuit as soon as H's MSM is done (`lane_after_h`): the next H
+/// step fills the GPU while this circuit's last witness MSMs finish.
 fn resident_stage(
     call: &Call,
     device: &gpu::DeviceParams,
     index: usize,
     w: &Assignment,
     (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
-    gpu: usize,
+    (gpu, lane): (usize, MutexGuard<'static, ()>),
     waited: Instant,
 ) -> Result<QuerySums> {
     let Call {
@@ -524,10 +528,15 @@ fn resident_stage(
         })?;
         Ok((sum, h_done))
     };
+    let mut lane = Some(lane);
     let (h, h_done, witness) = if beside {
         let (h, witness) = std::thread::scope(|scope| {
             let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled));
-            (h_side(abc), witness.join())
+            let h = h_side(abc);
+            if h.is_ok() && lane_after_h() {
+                lane = None;
+            }
+            (h, witness.join())
         });
         let witness =
             witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
@@ -540,13 +549,20 @@ fn resident_stage(
         });
         // Out of memory beside each other: the side that failed runs again
         // on its own (H from the host's a, b, c: those on the GPU, if any,
-        // were consumed by the failed H step).
+        // were consumed by the failed H step), in the lane again if it was
+        // handed on.
+        let mut in_lane = || {
+            if lane.is_none() {
+                lane = Some(engine::gpu_lane(gpu));
+            }
+        };
         let (h, h_done) = match h {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!(
                     "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
                 );
                 check_cancelled(cancelled)?;
+                in_lane();
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 h_side(gpu::Abc::Host {
                     a: w.a,
@@ -560,6 +576,7 @@ fn resident_stage(
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
                 check_cancelled(cancelled)?;
+                in_lane();
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 witness_sums(device, gpu, w, None, cancelled)?
             }
@@ -571,7 +588,17 @@ fn resident_stage(
         (h, h_done, witness_sums(device, gpu, w, aux, cancelled)?)
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    drop(lane);
     Ok(witness.with_h(h))
+}
+
+/// Whether a circuit hands its GPU's lane on once H's MSM is done, its
+/// witness MSMs still running beside (`$C2P_LANE_AFTER_H=0` keeps it to the
+/// end of the stage, to compare).
+fn lane_after_h() -> bool {
+    static ENABLED: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("C2P_LANE_AFTER_H").map_or(true, |v| v != "0"));
+    *ENABLED
 }
 
 /// An out-of-memory error when `counter` says to inject one (see
