@@ -207,7 +207,7 @@ pub fn pool_idle_memory(device: usize) -> Result<usize> {
 }
 
 /// Bytes of sort buffers a GPU MSM on `device` takes at most for a group of
-/// windows (a window of 40 bytes per scalar may take more on its own): a
+/// windows (a window of ~24 bytes per scalar may take more on its own): a
 /// sixteenth of the device's memory within 2..8 GiB, or `C2P_MSM_GROUP_MIB`.
 pub fn msm_group_bytes(device: usize) -> Result<usize> {
     let mut bytes = 0usize;

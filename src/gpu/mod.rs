@@ -278,7 +278,7 @@ impl StreamedGroup for G2 {
 }
 
 /// Device memory an MSM's sorts of a group of windows take on GPU `device`
-/// at most (beyond one window's 40 bytes per scalar), for the memory
+/// at most (beyond one window's ~24 bytes per scalar), for the memory
 /// estimates: 2 GiB when the device does not say.
 pub fn msm_sort_budget(device: usize) -> usize {
     msm_group_bytes(device).unwrap_or(2 << 30)
