@@ -6,7 +6,7 @@
 // Device memory per call, besides the resident points: the scalars (32·n
 // bytes; none for device scalars that are consumed, converted in place), two
 // flag bytes and two indices per scalar, the per-entry buffers of a group of
-// windows (~24 bytes per entry and 16 per bucket, entries = windows in the
+// windows (~24 bytes per entry and ~240 per bucket, entries = windows in the
 // group × scalars that are not 0 or 1; groups are sized to stay within
 // group_bytes, 2..8 GiB by the device's size, or one window), the buckets
 // (windows × (2^(c−1) + 1) points), and for G1's
@@ -449,16 +449,17 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     if (m > 0) {
         // Per entry: keys and values and the sort's second buffer of each
         // (16 bytes; CUB's double-buffer sort needs little scratch beyond
-        // them), and the bucket-sum chunks' share (a partial sum per ≥ 32
-        // entries, ~7 bytes); per window the runs' keys, counts and offsets
-        // and the chunk offsets (4 × 4 bytes per bucket). The runs are at
-        // most the buckets: sized by the entries, as before, they took 16
-        // of 40 bytes per entry, so that a dense 2^27 MSM sorted its 13
-        // windows one by one. Entries stay below 2^31 (CUB's and the
-        // chunks' 32-bit offsets).
+        // them) and a share of the bucket-sum chunks (a chunk, its partial
+        // sum and its length-sort slots per ≥ 32 entries); per bucket the
+        // runs' keys, counts and offsets, the chunk offsets, and a chunk of
+        // its own at most. The runs are at most the buckets: sized by the
+        // entries, as before, they took 16 of 40 bytes per entry, so that a
+        // dense 2^27 MSM sorted its 13 windows one by one. Entries stay
+        // below 2^31 (CUB's and the chunks' 32-bit offsets).
         size_t group_budget = 0;
         C2P_CUDA_OK(group_bytes(device, &group_budget));
-        const size_t per_window = 24 * m + 16 * ((size_t)B + 1);
+        constexpr size_t chunk_bytes = sizeof(c2p::msm::chunk_t) + sizeof(J) + 16;
+        const size_t per_window = (16 + chunk_bytes / 32 + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
         size_t group = std::min(group_budget / per_window, (size_t)INT32_MAX / m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
         const size_t cap = group * m, run_cap = std::min(cap, group * ((size_t)B + 1));
@@ -720,7 +721,7 @@ extern "C" int c2p_cuda_download(int device, const void* ptr, size_t bytes, void
 
 // The bytes of sort buffers an MSM on `device` takes at most for a group of
 // windows (at least one window's, ~24 bytes per scalar that reaches the
-// buckets and 16 per bucket, whatever this says): for the prover's memory
+// buckets and ~240 per bucket, whatever this says): for the prover's memory
 // estimates.
 extern "C" int c2p_cuda_msm_group_bytes(int device, size_t* bytes) {
     *bytes = 0;

@@ -496,9 +496,10 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
 /// working sets: their many short phases (splits, sorts, a window
 /// combination on one thread, host round trips) leave the GPU idle, and
 /// the H side's kernels fill it. Otherwise, or when they run out of memory
-/// beside the H side, they run after it. Beside it, the GPU's lane goes to
-/// the next circuit as soon as H's MSM is done (`lane_after_h`): the next H
-/// step fills the GPU while this circuit's last witness MSMs finish.
+/// beside the H side, they run after it. With `lane_after_h` (off by
+/// default) the GPU's lane goes to the next circuit as soon as H's MSM is
+/// done: the next H step fills the GPU while this circuit's last witness
+/// MSMs finish.
 fn resident_stage(
     call: &Call,
     device: &gpu::DeviceParams,
@@ -593,11 +594,14 @@ fn resident_stage(
 }
 
 /// Whether a circuit hands its GPU's lane on once H's MSM is done, its
-/// witness MSMs still running beside (`$C2P_LANE_AFTER_H=0` keeps it to the
-/// end of the stage, to compare).
+/// witness MSMs still running beside: only with `$C2P_LANE_AFTER_H=1`, an
+/// experiment. The next circuit's memory decisions then see this circuit's
+/// witness MSMs holding memory they may release or grow between phases,
+/// and an out-of-memory error in the lane that is not re-run (the H side
+/// after the witness MSMs, a re-run side) fails the proof.
 fn lane_after_h() -> bool {
     static ENABLED: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("C2P_LANE_AFTER_H").map_or(true, |v| v != "0"));
+        once_cell::sync::Lazy::new(|| std::env::var("C2P_LANE_AFTER_H").is_ok_and(|v| v == "1"));
     *ENABLED
 }
 
@@ -615,9 +619,10 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 
 /// Whether the witness MSMs may run beside the H side on GPU `gpu`
 /// (`$C2P_WITNESS_BESIDE_H=0` never, to compare): when its free memory
-/// holds, with 2 GiB to spare, H's MSM (~68 bytes per element at 2^27:
-/// scalars' flags and indices, a window's sort, the chunk sums, the
-/// buckets; plus a, b, c when the H step uploads them, and the twiddle
+/// holds, with 2 GiB to spare, H's MSM (~32 bytes per element and its
+/// sorts, at least a window's (~40 bytes per element) and up to
+/// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
+/// indices, the chunk sums, the buckets; plus a, b, c when the H step uploads them, and the twiddle
 /// table, counted though only a domain's first H step builds it), the
 /// witness MSMs' as if every aux value were neither 0 nor 1 (a copy of the
 /// values, their flags and indices, sort buffers of at least a window's
@@ -632,9 +637,9 @@ fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: boo
     }
     let fr = std::mem::size_of::<Fr>();
     let (m, n) = (domain.m, w.aux.len());
-    let h_side = 72 * m + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
-    let witness =
-        50 * n + (40 * n).max(gpu::msm_sort_budget(gpu)) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
+    let sorts = gpu::msm_sort_budget(gpu);
+    let h_side = 32 * m + (40 * m).max(sorts) + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
+    let witness = 50 * n + (40 * n).max(sorts) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
     let next_ahead = 3 * fr * m + fr * n;
     let need = h_side + witness + next_ahead + (2 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
@@ -666,7 +671,8 @@ fn abc_ahead_enabled() -> bool {
 /// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
 /// the GPU's upload slot is free and its memory holds them beside the
 /// lane's work (an H step and MSMs of the largest domain proved there:
-/// ~112 bytes per element, an MSM's sorts and 1 GiB); `None` leaves the uploads to the
+/// ~112 bytes per element, the sorts of two MSMs at once (H's and a
+/// witness MSM's) and 1 GiB); `None` leaves the uploads to the
 /// lane.
 fn upload_ahead(
     domain: &Domain,
@@ -679,7 +685,7 @@ fn upload_ahead(
     check_cancelled(cancelled)?;
     let fr = std::mem::size_of::<Fr>();
     let (abc_bytes, aux_bytes) = (3 * fr * domain.m, std::mem::size_of_val(w.aux));
-    let headroom = 112 * engine::largest_domain(gpu, domain.m) + gpu::msm_sort_budget(gpu) + (1 << 30);
+    let headroom = 112 * engine::largest_domain(gpu, domain.m) + 2 * gpu::msm_sort_budget(gpu) + (1 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
     let ahead = if free < abc_bytes + headroom {
         log::debug!(
