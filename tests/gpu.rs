@@ -324,6 +324,28 @@ mod with_cuda {
             "device memory fell from {before} to {after} bytes over 2000 calls"
         );
     }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn msm_window_groups_take_a_sixteenth_of_the_device_within_2_to_8_gib() {
+        let _gpu = gpu("msm_window_groups_take_a_sixteenth_of_the_device_within_2_to_8_gib");
+        let group = c2prover::gpu::msm_group_bytes(0).unwrap();
+        match std::env::var("C2P_MSM_GROUP_MIB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        {
+            Some(mib) if (512..65536).contains(&mib) => assert_eq!(group, mib << 20),
+            _ => {
+                let total = c2prover::gpu::devices()[0].total_bytes;
+                assert_eq!(
+                    group,
+                    (total / 16).clamp(2 << 30, 8 << 30),
+                    "device of {total} bytes"
+                );
+            }
+        }
+        assert!(c2prover::gpu::msm_group_bytes(c2prover::gpu::device_count() + 64).is_err());
+    }
 }
 
 mod curves {

@@ -4,11 +4,12 @@
 // layout (blst_p1 / blst_p2). See msm/pippenger.cuh for the method.
 //
 // Device memory per call, besides the resident points: the scalars (32·n
-// bytes; none for device scalars, which are converted in place), two flag
-// bytes and two indices per scalar, the per-entry buffers of a group of
-// windows (~40 bytes per entry with CUB's sort scratch, entries = windows
-// in the group × scalars that are not 0 or 1; groups are sized to stay
-// within 2 GiB), the buckets (windows × (2^(c−1) + 1) points), and for G1's
+// bytes; none for device scalars that are consumed, converted in place), two
+// flag bytes and two indices per scalar, the per-entry buffers of a group of
+// windows (~24 bytes per entry and ~240 per bucket, entries = windows in the
+// group × scalars that are not 0 or 1; groups are sized to stay within
+// group_bytes, 2..8 GiB by the device's size, or one window), the buckets
+// (windows × (2^(c−1) + 1) points), and for G1's
 // batch-affine bucket sums ~120 bytes per entry of a group (affine_bytes;
 // taken only when the device has that much free, else the XYZZ kernel runs:
 // 13 GB for a 2^27-point window). All of
@@ -54,16 +55,31 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
     float ms = 0;
     return cudaEventElapsedTime(&ms, a.ev, b.ev) == cudaSuccess ? ms : 0.0f;
 }
-// The per-entry buffers of a window group: 2 GiB, or $C2P_MSM_GROUP_MIB
-// (512..65535, for tuning: larger groups mean fewer sorts, fewer host round
-// trips and fewer kernel tails, 5 groups of 3 windows at 2^24 with 2 GiB;
-// the prover's memory estimates assume 2 GiB).
-size_t group_bytes() {
-    static const size_t mib = [] {
-        const unsigned n = c2p::host::env_unsigned("C2P_MSM_GROUP_MIB", 2048, 65536);
-        return n >= 512 ? (size_t)n : (size_t)2048;
-    }();
-    return mib << 20;
+// The per-entry buffers of a window group on `device`: $C2P_MSM_GROUP_MIB
+// (512..65535, for tuning), else a sixteenth of the device's memory within
+// 2..8 GiB (8 GiB on an H200, 5 on an 80 GB card, 2 on cards of 32 GB or
+// less). Larger groups mean fewer sorts, scalar reads, host round trips
+// and kernel tails (with 40 bytes per entry, 8 GiB instead of 2 took two
+// groups of windows instead of six at 2^24: 112.4 -> 110.7 ms on the H200). A window whose entries alone exceed the group
+// (dense 2^26 and up with 2 GiB) is a group of its own. The prover's memory
+// estimates ask for the same figure (c2p_cuda_msm_group_bytes).
+cudaError_t group_bytes(int device, size_t* bytes) {
+    static std::mutex lock;
+    static size_t cached[c2p::host::MAX_DEVICES];
+    static const unsigned mib = c2p::host::env_unsigned("C2P_MSM_GROUP_MIB", 0, 65536);
+    if (mib >= 512) {
+        *bytes = (size_t)mib << 20;
+        return cudaSuccess;
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    if (cached[device] == 0) {
+        size_t free = 0, total = 0;
+        C2P_CUDA_OK(cudaSetDevice(device));
+        C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
+        cached[device] = std::min<size_t>(std::max<size_t>(total / 16, (size_t)2 << 30), (size_t)8 << 30);
+    }
+    *bytes = cached[device];
+    return cudaSuccess;
 }
 
 unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
@@ -346,9 +362,11 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     size_t temp_bytes = 0;
 
     // 1. Scalars to canonical form, classified.
-    // Host scalars are copied into `owned`, and so are shared device scalars
-    // (the witness, read by several MSMs); consumed device scalars (the H
-    // step's h, given up by the caller) are converted in place.
+    // Host scalars are copied into `owned` and converted there; shared
+    // device scalars (the witness, read by several MSMs) are converted into
+    // `owned` as they are read (a copy first cost 8 GiB of traffic at 2^27);
+    // consumed device scalars (the H step's h, given up by the caller) are
+    // converted in place.
     const bool in_place = where == ON_DEVICE_CONSUMED;
     stream_array<fr_t> owned;
     stream_array<uint8_t> is_one, is_other;
@@ -360,8 +378,6 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     C2P_CUDA_OK(ones.alloc(n, s));
     C2P_CUDA_OK(others.alloc(n, s));
     C2P_CUDA_OK(counts_sel.alloc(2, s));
-    if (where == ON_DEVICE_SHARED)
-        C2P_CUDA_OK(cudaMemcpyAsync(scalars, in_scalars, n * sizeof(fr_t), cudaMemcpyDeviceToDevice, s));
     if (where == ON_HOST) {
         c2p::host::staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
@@ -385,7 +401,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         }));
     }
     C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
-    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(scalars, n, density.ptr, is_one.ptr, is_other.ptr);
+    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(where == ON_DEVICE_SHARED ? in_scalars : scalars, scalars, n,
+                                                      density.ptr, is_one.ptr, is_other.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     thrust::counting_iterator<uint32_t> index(0);
     C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
@@ -430,21 +447,32 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                                                                                       (size_t)windows * (B + 1));
     C2P_CUDA_OK(cudaGetLastError());
     if (m > 0) {
-        // Per entry: keys, values, their sorted copies, run keys, counts and
-        // offsets, chunk offsets (8 × 4 bytes) and CUB's sort scratch (~8).
-        size_t group = group_bytes() / (40 * m);
+        // Per entry: keys and values and the sort's second buffer of each
+        // (16 bytes; CUB's double-buffer sort needs little scratch beyond
+        // them) and a share of the bucket-sum chunks (a chunk, its partial
+        // sum and its length-sort slots per ≥ 32 entries); per bucket the
+        // runs' keys, counts and offsets, the chunk offsets, and a chunk of
+        // its own at most. The runs are at most the buckets: sized by the
+        // entries, as before, they took 16 of 40 bytes per entry, so that a
+        // dense 2^27 MSM sorted its 13 windows one by one. Entries stay
+        // below 2^31 (CUB's and the chunks' 32-bit offsets).
+        size_t group_budget = 0;
+        C2P_CUDA_OK(group_bytes(device, &group_budget));
+        constexpr size_t chunk_bytes = sizeof(c2p::msm::chunk_t) + sizeof(J) + 16;
+        const size_t per_window = (16 + chunk_bytes / 32 + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
+        size_t group = std::min(group_budget / per_window, (size_t)INT32_MAX / m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
-        const size_t cap = group * m;
-        stream_array<uint32_t> keys, values, keys_sorted, values_sorted, run_keys, run_counts, run_offsets,
-            chunk_offsets, n_runs, max_count;
+        const size_t cap = group * m, run_cap = std::min(cap, group * ((size_t)B + 1));
+        stream_array<uint32_t> keys, values, keys_alt, values_alt, run_keys, run_counts, run_offsets, chunk_offsets,
+            n_runs, max_count;
         C2P_CUDA_OK(keys.alloc(cap, s));
         C2P_CUDA_OK(values.alloc(cap, s));
-        C2P_CUDA_OK(keys_sorted.alloc(cap, s));
-        C2P_CUDA_OK(values_sorted.alloc(cap, s));
-        C2P_CUDA_OK(run_keys.alloc(cap, s));
-        C2P_CUDA_OK(run_counts.alloc(cap, s));
-        C2P_CUDA_OK(run_offsets.alloc(cap, s));
-        C2P_CUDA_OK(chunk_offsets.alloc(cap + 1, s));
+        C2P_CUDA_OK(keys_alt.alloc(cap, s));
+        C2P_CUDA_OK(values_alt.alloc(cap, s));
+        C2P_CUDA_OK(run_keys.alloc(run_cap, s));
+        C2P_CUDA_OK(run_counts.alloc(run_cap, s));
+        C2P_CUDA_OK(run_offsets.alloc(run_cap, s));
+        C2P_CUDA_OK(chunk_offsets.alloc(run_cap + 1, s));
         C2P_CUDA_OK(n_runs.alloc(1, s));
         C2P_CUDA_OK(max_count.alloc(1, s));
         for (int w0 = 0; w0 < windows; w0 += (int)group) {
@@ -455,13 +483,16 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                                                             word_prefix.ptr, keys.ptr, values.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             const int end_bit = bits_for((uint64_t)nw * (B + 1));
+            // The sorted pairs end up in either buffer of each pair.
+            cub::DoubleBuffer<uint32_t> key_buf(keys.ptr, keys_alt.ptr), value_buf(values.ptr, values_alt.ptr);
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
-                return cub::DeviceRadixSort::SortPairs(t, b, keys.ptr, keys_sorted.ptr, values.ptr, values_sorted.ptr,
-                                                       entries, 0, end_bit, s);
+                return cub::DeviceRadixSort::SortPairs(t, b, key_buf, value_buf, entries, 0, end_bit, s);
             }));
+            const uint32_t* keys_sorted = key_buf.Current();
+            const uint32_t* values_sorted = value_buf.Current();
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
-                return cub::DeviceRunLengthEncode::Encode(t, b, keys_sorted.ptr, run_keys.ptr, run_counts.ptr,
-                                                          n_runs.ptr, entries, s);
+                return cub::DeviceRunLengthEncode::Encode(t, b, keys_sorted, run_keys.ptr, run_counts.ptr, n_runs.ptr,
+                                                          entries, s);
             }));
             uint32_t runs = 0, largest = 0;
             C2P_CUDA_OK(to_host(&runs, n_runs.ptr, s));
@@ -474,7 +505,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                     C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                         return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
                     }));
-                    C2P_CUDA_OK(affine_bucket_sums(points, values_sorted.ptr, run_keys.ptr, run_counts.ptr,
+                    C2P_CUDA_OK(affine_bucket_sums(points, values_sorted, run_keys.ptr, run_counts.ptr,
                                                    run_offsets.ptr, runs, B, buckets.ptr + (size_t)w0 * (B + 1), temp,
                                                    temp_bytes, s));
                 }
@@ -550,28 +581,28 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             if constexpr (std::is_same_v<F, c2p::fp_t>) {
                 if (variant == PREFETCH) {
                     c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
+                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 } else if (variant == SHARED_SUM) {
                     c2p::msm::sum_chunks_shared<F><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
+                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 } else if (variant == LEAN) {
                     c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
+                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 }
             }
             if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
                 if (variant == SHARED_SUM) {
                     c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
+                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
                 }
             }
             if (!launched)
                 c2p::msm::sum_chunks<F, J, false><<<chunk_blocks, ct, 0, s>>>(
-                    points, values_sorted.ptr, chunks.ptr, order.ptr, total, partial.ptr);
+                    points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
             C2P_CUDA_OK(cudaGetLastError());
             c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
                                                                     runs, buckets.ptr + (size_t)w0 * (B + 1));
@@ -686,6 +717,19 @@ extern "C" int c2p_cuda_download(int device, const void* ptr, size_t bytes, void
         return cudaStreamSynchronize(stream.s);
     };
     return (int)run();
+}
+
+// The bytes of sort buffers an MSM on `device` takes at most for a group of
+// windows (at least one window's, ~24 bytes per scalar that reaches the
+// buckets and ~240 per bucket, whatever this says): for the prover's memory
+// estimates.
+extern "C" int c2p_cuda_msm_group_bytes(int device, size_t* bytes) {
+    *bytes = 0;
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_group_bytes device", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    return (int)group_bytes(device, bytes);
 }
 
 // Frees device memory handed out by c2p_cuda_upload or left by

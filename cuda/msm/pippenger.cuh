@@ -48,9 +48,11 @@ __global__ void to_ranks(uint32_t* index, size_t n, const uint64_t* density, con
     if (j < n) index[j] = rank(density, word_prefix, index[j]);
 }
 
-// Scalars from Montgomery to canonical form (in place) and their class;
-// with a density bitmap, scalars whose bit is clear count as zero.
-__global__ void classify(fr_t* scalars, size_t n, const uint64_t* density, uint8_t* is_one, uint8_t* is_other) {
+// Scalars `in` (Montgomery form) to canonical form in `out` (which may be
+// `in`) and their class; with a density bitmap, scalars whose bit is clear
+// count as zero and their `out` is not written (nothing reads it).
+__global__ void classify(const fr_t* in, fr_t* out, size_t n, const uint64_t* density, uint8_t* is_one,
+                         uint8_t* is_other) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     if (density && !((density[i >> 6] >> (i & 63)) & 1)) {
@@ -58,8 +60,8 @@ __global__ void classify(fr_t* scalars, size_t n, const uint64_t* density, uint8
         is_other[i] = 0;
         return;
     }
-    fr_t s = scalars[i].from_mont();
-    scalars[i] = s;
+    fr_t s = in[i].from_mont();
+    out[i] = s;
     uint32_t high = 0;
 #pragma unroll
     for (int k = 1; k < 8; k++) high |= s.l[k];

@@ -37,6 +37,7 @@ extern "C" {
     fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
     fn c2p_cuda_trim_pool(device: c_int) -> c_int;
     fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
+    fn c2p_cuda_msm_group_bytes(device: c_int, bytes: *mut usize) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -203,6 +204,17 @@ pub fn pool_idle_memory(device: usize) -> Result<usize> {
     let status = unsafe { c2p_cuda_pool_idle(device as c_int, &mut idle) };
     check(status, "querying the device memory pool")?;
     Ok(idle)
+}
+
+/// Bytes of sort buffers a GPU MSM on `device` takes at most for a group of
+/// windows (a window of ~24 bytes per scalar may take more on its own): a
+/// sixteenth of the device's memory within 2..8 GiB, or `C2P_MSM_GROUP_MIB`.
+pub fn msm_group_bytes(device: usize) -> Result<usize> {
+    let mut bytes = 0usize;
+    // SAFETY: `bytes` is a valid location; the function checks the device.
+    let status = unsafe { c2p_cuda_msm_group_bytes(device as c_int, &mut bytes) };
+    check(status, "querying the MSM's window group size")?;
+    Ok(bytes)
 }
 
 /// Waits for GPU `device`'s work, then returns the memory its stream-ordered

@@ -167,7 +167,7 @@ impl DeviceCache {
                 let need = DeviceParams::bytes_for(params);
                 // Room for the H step (3 domain vectors and the twiddles)
                 // and the MSM working memory beside the points.
-                let headroom = 112 * params.domain_size() + (3 << 30);
+                let headroom = 112 * params.domain_size() + msm_sort_budget(device) + (1 << 30);
                 let decision = self.residency.resolve();
                 let free = free_memory(device).unwrap_or(0);
                 if decision == Residency::Never
@@ -277,12 +277,20 @@ impl StreamedGroup for G2 {
     }
 }
 
+/// Device memory an MSM's sorts of a group of windows take on GPU `device`
+/// at most (beyond one window's ~24 bytes per scalar), for the memory
+/// estimates: 2 GiB when the device does not say.
+pub fn msm_sort_budget(device: usize) -> usize {
+    msm_group_bytes(device).unwrap_or(2 << 30)
+}
+
 /// Points per streamed chunk: a quarter of the free device memory left
-/// after 4 GiB for the MSM's own buffers, between 64 MiB and 2 GiB of
-/// points. Two chunks are on the device at a time.
+/// after the MSM's own buffers (its sorts and 2 GiB), between 64 MiB and
+/// 2 GiB of points. Two chunks are on the device at a time.
 fn stream_chunk(device: usize, point_bytes: usize) -> usize {
     let free = free_memory(device).unwrap_or(0);
-    let bytes = (free.saturating_sub(4 << 30) / 4).clamp(64 << 20, 2 << 30);
+    let own = msm_sort_budget(device) + (2 << 30);
+    let bytes = (free.saturating_sub(own) / 4).clamp(64 << 20, 2 << 30);
     bytes / point_bytes
 }
 

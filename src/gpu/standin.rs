@@ -97,6 +97,11 @@ pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
 
+/// An MSM's sort buffers per window group (no device in this build).
+pub fn msm_group_bytes(_device: usize) -> Result<usize> {
+    Err(unsupported())
+}
+
 /// Pool memory kept idle (no device in this build).
 pub fn pool_idle_memory(_device: usize) -> Result<usize> {
     Err(unsupported())

@@ -430,7 +430,7 @@ fn gpu_stage(
         ..
     } = *call;
     let queued = Instant::now();
-    let _lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
+    let lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // In the lane, this circuit's a, b, c no longer wait: the next
@@ -452,7 +452,9 @@ fn gpu_stage(
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
     let sel = match (device, sel) {
-        (Some(device), _) => return resident_stage(call, device, index, w, (abc, aux), gpu, waited).map(Ok),
+        (Some(device), _) => {
+            return resident_stage(call, device, index, w, (abc, aux), (gpu, lane), waited).map(Ok)
+        }
         (None, Some(sel)) => sel,
         (None, None) => {
             return Err(Error::new(
@@ -494,14 +496,17 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
 /// working sets: their many short phases (splits, sorts, a window
 /// combination on one thread, host round trips) leave the GPU idle, and
 /// the H side's kernels fill it. Otherwise, or when they run out of memory
-/// beside the H side, they run after it.
+/// beside the H side, they run after it. With `lane_after_h` (off by
+/// default) the GPU's lane goes to the next circuit as soon as H's MSM is
+/// done: the next H step fills the GPU while this circuit's last witness
+/// MSMs finish.
 fn resident_stage(
     call: &Call,
     device: &gpu::DeviceParams,
     index: usize,
     w: &Assignment,
     (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
-    gpu: usize,
+    (gpu, lane): (usize, MutexGuard<'static, ()>),
     waited: Instant,
 ) -> Result<QuerySums> {
     let Call {
@@ -524,10 +529,15 @@ fn resident_stage(
         })?;
         Ok((sum, h_done))
     };
+    let mut lane = Some(lane);
     let (h, h_done, witness) = if beside {
         let (h, witness) = std::thread::scope(|scope| {
             let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled));
-            (h_side(abc), witness.join())
+            let h = h_side(abc);
+            if h.is_ok() && lane_after_h() {
+                lane = None;
+            }
+            (h, witness.join())
         });
         let witness =
             witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
@@ -540,13 +550,20 @@ fn resident_stage(
         });
         // Out of memory beside each other: the side that failed runs again
         // on its own (H from the host's a, b, c: those on the GPU, if any,
-        // were consumed by the failed H step).
+        // were consumed by the failed H step), in the lane again if it was
+        // handed on.
+        let mut in_lane = || {
+            if lane.is_none() {
+                lane = Some(engine::gpu_lane(gpu));
+            }
+        };
         let (h, h_done) = match h {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!(
                     "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
                 );
                 check_cancelled(cancelled)?;
+                in_lane();
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 h_side(gpu::Abc::Host {
                     a: w.a,
@@ -560,6 +577,7 @@ fn resident_stage(
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
                 check_cancelled(cancelled)?;
+                in_lane();
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 witness_sums(device, gpu, w, None, cancelled)?
             }
@@ -571,7 +589,20 @@ fn resident_stage(
         (h, h_done, witness_sums(device, gpu, w, aux, cancelled)?)
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    drop(lane);
     Ok(witness.with_h(h))
+}
+
+/// Whether a circuit hands its GPU's lane on once H's MSM is done, its
+/// witness MSMs still running beside: only with `$C2P_LANE_AFTER_H=1`, an
+/// experiment. The next circuit's memory decisions then see this circuit's
+/// witness MSMs holding memory they may release or grow between phases,
+/// and an out-of-memory error in the lane that is not re-run (the H side
+/// after the witness MSMs, a re-run side) fails the proof.
+fn lane_after_h() -> bool {
+    static ENABLED: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("C2P_LANE_AFTER_H").is_ok_and(|v| v == "1"));
+    *ENABLED
 }
 
 /// An out-of-memory error when `counter` says to inject one (see
@@ -588,13 +619,14 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 
 /// Whether the witness MSMs may run beside the H side on GPU `gpu`
 /// (`$C2P_WITNESS_BESIDE_H=0` never, to compare): when its free memory
-/// holds, with 2 GiB to spare, H's MSM (~68 bytes per element at 2^27:
-/// scalars' flags and indices, a window's sort, the chunk sums, the
-/// buckets; plus a, b, c when the H step uploads them, and the twiddle
+/// holds, with 2 GiB to spare, H's MSM (~32 bytes per element and its
+/// sorts, at least a window's (~40 bytes per element) and up to
+/// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
+/// indices, the chunk sums, the buckets; plus a, b, c when the H step uploads them, and the twiddle
 /// table, counted though only a domain's first H step builds it), the
 /// witness MSMs' as if every aux value were neither 0 nor 1 (a copy of the
 /// values, their flags and indices, sort buffers of at least a window's
-/// and up to 2 GiB when windows are grouped, chunk sums, ~1.5 GiB of
+/// and up to `gpu::msm_sort_budget` when windows are grouped, chunk sums, ~1.5 GiB of
 /// buckets; plus the aux values when not uploaded ahead), and the next
 /// circuit's a, b, c and aux going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
@@ -605,8 +637,9 @@ fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: boo
     }
     let fr = std::mem::size_of::<Fr>();
     let (m, n) = (domain.m, w.aux.len());
-    let h_side = 72 * m + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
-    let witness = 50 * n + (40 * n).max(2 << 30) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
+    let sorts = gpu::msm_sort_budget(gpu);
+    let h_side = 32 * m + (40 * m).max(sorts) + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
+    let witness = 50 * n + (40 * n).max(sorts) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
     let next_ahead = 3 * fr * m + fr * n;
     let need = h_side + witness + next_ahead + (2 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
@@ -638,7 +671,8 @@ fn abc_ahead_enabled() -> bool {
 /// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
 /// the GPU's upload slot is free and its memory holds them beside the
 /// lane's work (an H step and MSMs of the largest domain proved there:
-/// ~112 bytes per element and 3 GiB); `None` leaves the uploads to the
+/// ~112 bytes per element, the sorts of two MSMs at once (H's and a
+/// witness MSM's) and 1 GiB); `None` leaves the uploads to the
 /// lane.
 fn upload_ahead(
     domain: &Domain,
@@ -651,7 +685,7 @@ fn upload_ahead(
     check_cancelled(cancelled)?;
     let fr = std::mem::size_of::<Fr>();
     let (abc_bytes, aux_bytes) = (3 * fr * domain.m, std::mem::size_of_val(w.aux));
-    let headroom = 112 * engine::largest_domain(gpu, domain.m) + (3 << 30);
+    let headroom = 112 * engine::largest_domain(gpu, domain.m) + 2 * gpu::msm_sort_budget(gpu) + (1 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
     let ahead = if free < abc_bytes + headroom {
         log::debug!(

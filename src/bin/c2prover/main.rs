@@ -864,8 +864,8 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         );
         // The same scalars already in device memory (the prover's MSM over
         // h finds h there): no upload from the host. Shared scalars are
-        // copied on the device first (~2.5 ms at 2^27), which the prover's
-        // MSM over h, consuming h in place, does not do.
+        // converted into a copy of the MSM's own (the prover's MSM over h
+        // converts h in place): the same traffic.
         let resident = c2prover::gpu::upload_scalars(0, &dense)?;
         let mut phases = None;
         let ms = time_runs(args.runs, || {
