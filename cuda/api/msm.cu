@@ -60,8 +60,9 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
 // 2..8 GiB (8 GiB on an H200, 5 on an 80 GB card, 2 on cards of 32 GB or
 // less). Larger groups mean fewer sorts, scalar reads, host round trips
 // and kernel tails (with 40 bytes per entry, 8 GiB instead of 2 took two
-// groups of windows instead of six at 2^24: 112.4 -> 110.7 ms on the H200). A window whose entries alone exceed the group
-// (dense 2^26 and up with 2 GiB) is a group of its own. The prover's memory
+// groups of windows instead of six at 2^24: 112.4 -> 110.7 ms on the
+// H200). A window whose entries alone exceed the group is a group of its
+// own. The prover's memory
 // estimates ask for the same figure (c2p_cuda_msm_group_bytes).
 cudaError_t group_bytes(int device, size_t* bytes) {
     static std::mutex lock;

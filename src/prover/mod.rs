@@ -430,7 +430,7 @@ fn gpu_stage(
         ..
     } = *call;
     let queued = Instant::now();
-    let lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
+    let _lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
     let waited = Instant::now();
     engine::STATS.add(engine::Stage::LaneWait, waited - queued);
     // In the lane, this circuit's a, b, c no longer wait: the next
@@ -452,9 +452,7 @@ fn gpu_stage(
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
     let sel = match (device, sel) {
-        (Some(device), _) => {
-            return resident_stage(call, device, index, w, (abc, aux), (gpu, lane), waited).map(Ok)
-        }
+        (Some(device), _) => return resident_stage(call, device, index, w, (abc, aux), gpu, waited).map(Ok),
         (None, Some(sel)) => sel,
         (None, None) => {
             return Err(Error::new(
@@ -496,17 +494,14 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
 /// working sets: their many short phases (splits, sorts, a window
 /// combination on one thread, host round trips) leave the GPU idle, and
 /// the H side's kernels fill it. Otherwise, or when they run out of memory
-/// beside the H side, they run after it. With `lane_after_h` (off by
-/// default) the GPU's lane goes to the next circuit as soon as H's MSM is
-/// done: the next H step fills the GPU while this circuit's last witness
-/// MSMs finish.
+/// beside the H side, they run after it.
 fn resident_stage(
     call: &Call,
     device: &gpu::DeviceParams,
     index: usize,
     w: &Assignment,
     (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
-    (gpu, lane): (usize, MutexGuard<'static, ()>),
+    gpu: usize,
     waited: Instant,
 ) -> Result<QuerySums> {
     let Call {
@@ -529,15 +524,10 @@ fn resident_stage(
         })?;
         Ok((sum, h_done))
     };
-    let mut lane = Some(lane);
     let (h, h_done, witness) = if beside {
         let (h, witness) = std::thread::scope(|scope| {
             let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled));
-            let h = h_side(abc);
-            if h.is_ok() && lane_after_h() {
-                lane = None;
-            }
-            (h, witness.join())
+            (h_side(abc), witness.join())
         });
         let witness =
             witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
@@ -550,20 +540,13 @@ fn resident_stage(
         });
         // Out of memory beside each other: the side that failed runs again
         // on its own (H from the host's a, b, c: those on the GPU, if any,
-        // were consumed by the failed H step), in the lane again if it was
-        // handed on.
-        let mut in_lane = || {
-            if lane.is_none() {
-                lane = Some(engine::gpu_lane(gpu));
-            }
-        };
+        // were consumed by the failed H step).
         let (h, h_done) = match h {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!(
                     "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
                 );
                 check_cancelled(cancelled)?;
-                in_lane();
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 h_side(gpu::Abc::Host {
                     a: w.a,
@@ -577,7 +560,6 @@ fn resident_stage(
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
                 check_cancelled(cancelled)?;
-                in_lane();
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 witness_sums(device, gpu, w, None, cancelled)?
             }
@@ -589,20 +571,7 @@ fn resident_stage(
         (h, h_done, witness_sums(device, gpu, w, aux, cancelled)?)
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
-    drop(lane);
     Ok(witness.with_h(h))
-}
-
-/// Whether a circuit hands its GPU's lane on once H's MSM is done, its
-/// witness MSMs still running beside: only with `$C2P_LANE_AFTER_H=1`, an
-/// experiment. The next circuit's memory decisions then see this circuit's
-/// witness MSMs holding memory they may release or grow between phases,
-/// and an out-of-memory error in the lane that is not re-run (the H side
-/// after the witness MSMs, a re-run side) fails the proof.
-fn lane_after_h() -> bool {
-    static ENABLED: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("C2P_LANE_AFTER_H").is_ok_and(|v| v == "1"));
-    *ENABLED
 }
 
 /// An out-of-memory error when `counter` says to inject one (see
@@ -622,12 +591,12 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// holds, with 2 GiB to spare, H's MSM (~32 bytes per element and its
 /// sorts, at least a window's (~40 bytes per element) and up to
 /// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
-/// indices, the chunk sums, the buckets; plus a, b, c when the H step uploads them, and the twiddle
-/// table, counted though only a domain's first H step builds it), the
-/// witness MSMs' as if every aux value were neither 0 nor 1 (a copy of the
-/// values, their flags and indices, sort buffers of at least a window's
-/// and up to `gpu::msm_sort_budget` when windows are grouped, chunk sums, ~1.5 GiB of
-/// buckets; plus the aux values when not uploaded ahead), and the next
+/// indices, the chunk sums, the buckets; plus a, b, c when the H step
+/// uploads them, and the twiddle table, counted though only a domain's
+/// first H step builds it), the witness MSMs' as if every aux value were
+/// neither 0 nor 1 (a copy of the values, their flags and indices, sort
+/// buffers of at least a window's and up to `gpu::msm_sort_budget` when
+/// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux values when not uploaded ahead), and the next
 /// circuit's a, b, c and aux going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
     static ENABLED: once_cell::sync::Lazy<bool> =
