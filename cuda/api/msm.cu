@@ -155,11 +155,16 @@ unsigned chunk_threads() {
 // The shortest chunk of the bucket sums: $C2P_MSM_MIN_CHUNK (16..1024, for
 // tuning: longer chunks leave fewer partial sums per bucket to add with
 // full additions, at the cost of longer dependent chains per thread), else
-// 32. On the H200, G1 dense 2^27 took 1024.7 / 1046.3 / 1119.2 / 1281.5 ms
-// with 32 / 64 / 128 / 256, while 2^24 gained 4 % at 128 (174.2 ms).
+// 128. With the sums in registers 32 was best at 2^27 (1024.7 / 1046.3 /
+// 1119.2 / 1281.5 ms with 32 / 64 / 128 / 256, H200, fifth session); with
+// the sums in shared memory (the default kernel since the eleventh) longer
+// chunks win at every dense size: G1 with the scalars on the device 109.9
+// / 401.7 / 799.2 ms at 2^24 / 2^26 / 2^27 with 32, 106.8 / 395.9 / 786.9
+// with 64, 106.7 / 392.9 / 785.4 with 96, 107.1 / 393.5 / 781.7 with 128
+// (H200, one call, fourteenth session).
 uint32_t min_chunk() {
-    static const uint32_t n = c2p::host::env_unsigned("C2P_MSM_MIN_CHUNK", 32);
-    return n >= 16 && n <= 1024 ? n : 32;
+    static const uint32_t n = c2p::host::env_unsigned("C2P_MSM_MIN_CHUNK", 128);
+    return n >= 16 && n <= 1024 ? n : 128;
 }
 
 // Whether the bucket-sum kernel takes the chunks by length
@@ -451,7 +456,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         // Per entry: keys and values and the sort's second buffer of each
         // (16 bytes; CUB's double-buffer sort needs little scratch beyond
         // them) and a share of the bucket-sum chunks (a chunk, its partial
-        // sum and its length-sort slots per ≥ 32 entries); per bucket the
+        // sum and its length-sort slots per min_chunk() entries); per bucket the
         // runs' keys, counts and offsets, the chunk offsets, and a chunk of
         // its own at most. The runs are at most the buckets: sized by the
         // entries, as before, they took 16 of 40 bytes per entry, so that a
@@ -460,7 +465,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         size_t group_budget = 0;
         C2P_CUDA_OK(group_bytes(device, &group_budget));
         constexpr size_t chunk_bytes = sizeof(c2p::msm::chunk_t) + sizeof(J) + 16;
-        const size_t per_window = (16 + chunk_bytes / 32 + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
+        const size_t per_window = (16 + (chunk_bytes + min_chunk() - 1) / min_chunk() + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
         size_t group = std::min(group_budget / per_window, (size_t)INT32_MAX / m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
         const size_t cap = group * m, run_cap = std::min(cap, group * ((size_t)B + 1));
