@@ -62,8 +62,8 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
 // and kernel tails (with 40 bytes per entry, 8 GiB instead of 2 took two
 // groups of windows instead of six at 2^24: 112.4 -> 110.7 ms on the
 // H200). A window whose entries alone exceed the group is a group of its
-// own. The prover's memory
-// estimates ask for the same figure (c2p_cuda_msm_group_bytes).
+// own. The prover's memory estimates ask for the same figure
+// (c2p_cuda_msm_group_bytes).
 cudaError_t group_bytes(int device, size_t* bytes) {
     static std::mutex lock;
     static size_t cached[c2p::host::MAX_DEVICES];
@@ -456,8 +456,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         // Per entry: keys and values and the sort's second buffer of each
         // (16 bytes; CUB's double-buffer sort needs little scratch beyond
         // them) and a share of the bucket-sum chunks (a chunk, its partial
-        // sum and its length-sort slots per min_chunk() entries); per bucket the
-        // runs' keys, counts and offsets, the chunk offsets, and a chunk of
+        // sum and its length-sort slots per `shortest` entries); per bucket
+        // the runs' keys, counts and offsets, the chunk offsets, and a chunk of
         // its own at most. The runs are at most the buckets: sized by the
         // entries, as before, they took 16 of 40 bytes per entry, so that a
         // dense 2^27 MSM sorted its 13 windows one by one. Entries stay
@@ -465,7 +465,9 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         size_t group_budget = 0;
         C2P_CUDA_OK(group_bytes(device, &group_budget));
         constexpr size_t chunk_bytes = sizeof(c2p::msm::chunk_t) + sizeof(J) + 16;
-        const size_t per_window = (16 + (chunk_bytes + min_chunk() - 1) / min_chunk() + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
+        const size_t shortest = min_chunk();
+        const size_t per_window =
+            (16 + (chunk_bytes + shortest - 1) / shortest + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
         size_t group = std::min(group_budget / per_window, (size_t)INT32_MAX / m);
         group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
         const size_t cap = group * m, run_cap = std::min(cap, group * ((size_t)B + 1));

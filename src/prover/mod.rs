@@ -596,8 +596,9 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// first H step builds it), the witness MSMs' as if every aux value were
 /// neither 0 nor 1 (a copy of the values, their flags and indices, sort
 /// buffers of at least a window's and up to `gpu::msm_sort_budget` when
-/// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux values when not uploaded ahead), and the next
-/// circuit's a, b, c and aux going up ahead meanwhile.
+/// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux
+/// values when not uploaded ahead), and the next circuit's a, b, c and aux
+/// going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
     static ENABLED: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("C2P_WITNESS_BESIDE_H").map_or(true, |v| v != "0"));
