@@ -137,8 +137,9 @@ mod with_cuda {
         let a = fr_inputs(n, 1);
         let mut b = fr_inputs(n, 2);
         b.rotate_left(2); // pair the edge cases with each other differently
-        let cases: [Case<Fr>; 5] = [
+        let cases: [Case<Fr>; 6] = [
             (FieldOp::Mul, |x, y| x * y),
+            (FieldOp::MulKaratsuba, |x, y| x * y),
             (FieldOp::Add, |x, y| x + y),
             (FieldOp::Sub, |x, y| x - y),
             (FieldOp::Sqr, |x, _| x.square()),
@@ -180,8 +181,9 @@ mod with_cuda {
         let a = fp_inputs(n, 3);
         let mut b = fp_inputs(n, 4);
         b.rotate_left(2);
-        let cases: [Case<Fp>; 5] = [
+        let cases: [Case<Fp>; 6] = [
             (FieldOp::Mul, |x, y| x * y),
+            (FieldOp::MulKaratsuba, |x, y| x * y),
             (FieldOp::Add, |x, y| x + y),
             (FieldOp::Sub, |x, y| x - y),
             (FieldOp::Sqr, |x, _| x.square()),

@@ -7,7 +7,8 @@
 
 namespace {
 
-enum op_t { OP_MUL = 0, OP_ADD = 1, OP_SUB = 2, OP_SQR = 3, OP_TO_MONT = 4, OP_FROM_MONT = 5, OP_NEG = 6, OP_INV = 7 };
+enum op_t { OP_MUL = 0, OP_ADD = 1, OP_SUB = 2, OP_SQR = 3, OP_TO_MONT = 4, OP_FROM_MONT = 5, OP_NEG = 6, OP_INV = 7,
+            OP_MUL_KARATSUBA = 8 };
 
 template <class F>
 __host__ __device__ F apply(int op, const F& x, const F& y) {
@@ -19,6 +20,7 @@ __host__ __device__ F apply(int op, const F& x, const F& y) {
         case OP_TO_MONT: return F::to_mont(x);
         case OP_FROM_MONT: return x.from_mont();
         case OP_INV: return x.inverse();
+        case OP_MUL_KARATSUBA: return F::mul_karatsuba(x, y);
         default: return -x;
     }
 }

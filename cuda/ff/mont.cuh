@@ -206,7 +206,14 @@ C2P_UNROLL
 #endif
     }
 
-    __device__ static __noinline__ mont_t mul_call(mont_t a, mont_t b) { return mul_inline(a, b); }
+    // (C2P_FP_MUL_KARATSUBA: the called product by Karatsuba, to measure.)
+    __device__ static __noinline__ mont_t mul_call(mont_t a, mont_t b) {
+#ifdef C2P_FP_MUL_KARATSUBA
+        return mul_karatsuba(a, b);
+#else
+        return mul_inline(a, b);
+#endif
+    }
 
     // Montgomery product a·b·2^(-32N) (CIOS: per limb b_i, add a·b_i, then
     // the multiple m·MOD that clears the low limb, and shift down a limb),
@@ -342,27 +349,162 @@ C2P_UNROLL
         ptx::mad_pair(T[0], T[1], a.l[0], a.l[0]);
 C2P_UNROLL
         for (int i = 1; i < N; i++) ptx::madc_pair(T[2 * i], T[2 * i + 1], a.l[i], a.l[i]);
-        // 3. REDC: per limb i, T += m·MOD·2^(32i) with m clearing limb i.
+        // 3. REDC.
+        return redc(T);
+    }
+
+    // A sum kept in two arrays of limbs, E and O, each indexed by position
+    // (limb p of the value is E[p] + O[p], plus carries kept apart): each
+    // row of 64-bit multiply-adds writes adjacent limbs (p, p + 1) of
+    // one parity of p per chain, E for even p, O for odd p. So a limb is
+    // always the low (or always the high) half of the pairs it is in, and
+    // ptxas keeps every pair in an aligned register pair without moves
+    // (in one array the rows alternate: a limb is the high half of one
+    // row's pair and the low half of the next row's, and each such limb
+    // costs a move).
+
+    // T·2^(-32N) mod MOD for T < MOD·2^(32N) (2N limbs): per limb i,
+    // T += m·MOD·2^(32i) with m clearing limb i. Limb i's two entries and
+    // the carry out of the limbs below are first added into the entry
+    // that the row's even chain starts on; each chain's carry out goes to
+    // K (limbs N and above, which no m reads) and is added in at the end.
+    __host__ __device__ static __forceinline__ mont_t redc(const uint32_t (&T)[2 * N]) {
+        uint32_t E[2 * N], O[2 * N], K[2 * N + 1];
 C2P_UNROLL
-        for (int k = 0; k <= 2 * N; k++) K[k] = 0;
+        for (int p = 0; p < 2 * N; p++) {
+            E[p] = T[p];
+            O[p] = 0;
+        }
+C2P_UNROLL
+        for (int p = N; p <= 2 * N; p++) K[p] = 0;
+        uint32_t below = 0;  // the carry into limb i
 C2P_UNROLL
         for (int i = 0; i < N; i++) {
-            const uint32_t m = T[i] * P::m0();
-            ptx::mad_pair(T[i], T[i + 1], P::MOD(0), m);
+            uint32_t* X = i % 2 == 0 ? E : O;  // pairs from limb i
+            uint32_t* Y = i % 2 == 0 ? O : E;  // pairs from limb i + 1
+            if (i == 1) {
+                X[i] = ptx::add_cc(X[i], Y[i]);
+                below = ptx::addc(0, 0);
+            } else if (i > 1) {
+                X[i] = ptx::add_cc(X[i], Y[i]);
+                const uint32_t carry = ptx::addc(0, 0);
+                X[i] = ptx::add_cc(X[i], below);
+                below = ptx::addc(carry, 0);
+            }
+            const uint32_t m = X[i] * P::m0();
+            ptx::mad_pair(X[i], X[i + 1], P::MOD(0), m);
 C2P_UNROLL
-            for (int k = 2; k < N; k += 2) ptx::madc_pair(T[i + k], T[i + k + 1], P::MOD(k), m);
+            for (int k = 2; k < N; k += 2) ptx::madc_pair(X[i + k], X[i + k + 1], P::MOD(k), m);
             K[i + N] = ptx::addc(K[i + N], 0);
-            ptx::mad_pair(T[i + 1], T[i + 2], P::MOD(1), m);
+            ptx::mad_pair(Y[i + 1], Y[i + 2], P::MOD(1), m);
 C2P_UNROLL
-            for (int k = 3; k < N; k += 2) ptx::madc_pair(T[i + k], T[i + k + 1], P::MOD(k), m);
+            for (int k = 3; k < N; k += 2) ptx::madc_pair(Y[i + k], Y[i + k + 1], P::MOD(k), m);
             K[i + N + 1] = ptx::addc(K[i + N + 1], 0);
         }
-        // The upper half with its carries: below 2·MOD.
+        K[N] += below;  // (each at most 2)
+        // The upper half: (T + Σ m_i·MOD·2^(32i)) / 2^(32N) < 2·MOD.
         uint32_t t[N];
-        t[0] = ptx::add_cc(T[N], K[N]);
+        t[0] = ptx::add_cc(E[N], O[N]);
 C2P_UNROLL
-        for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(T[N + j], K[N + j]);
-        return reduce_once(t, ptx::addc(K[2 * N], 0));
+        for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(E[N + j], O[N + j]);
+        uint32_t top = ptx::addc(K[2 * N], 0);
+        t[0] = ptx::add_cc(t[0], K[N]);
+C2P_UNROLL
+        for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], K[N + j]);
+        return reduce_once(t, ptx::addc(top, 0));
+    }
+
+    // The 2H-limb product x·y of two H-limb integers (H even), row by row
+    // (row i adds x·y_i at limb i) in E and O: per row an even chain (x's
+    // even limbs, pairs from limb i) and an odd chain (pairs from i + 1).
+    // The odd chain's top pair is new (nothing below row i reaches limb
+    // i + H − 1 in that array), so only even chains carry out, into K.
+    template <int H>
+    __host__ __device__ static __forceinline__ void mul_wide(const uint32_t* x, const uint32_t* y, uint32_t* T) {
+        static_assert(H % 2 == 0, "the pairing of limbs needs an even number of limbs");
+        uint32_t E[2 * H], O[2 * H], K[2 * H];
+C2P_UNROLL
+        for (int p = 0; p < 2 * H; p++) {
+            E[p] = 0;
+            O[p] = 0;
+            K[p] = 0;
+        }
+C2P_UNROLL
+        for (int k = 0; k < H; k += 2) ptx::mul_pair(E[k], E[k + 1], x[k], y[0]);
+C2P_UNROLL
+        for (int k = 1; k < H; k += 2) ptx::mul_pair(O[k], O[k + 1], x[k], y[0]);
+C2P_UNROLL
+        for (int i = 1; i < H; i++) {
+            uint32_t* X = i % 2 == 0 ? E : O;
+            uint32_t* Y = i % 2 == 0 ? O : E;
+            ptx::mad_pair(X[i], X[i + 1], x[0], y[i]);
+C2P_UNROLL
+            for (int k = 2; k < H; k += 2) ptx::madc_pair(X[i + k], X[i + k + 1], x[k], y[i]);
+            K[i + H] = ptx::addc(K[i + H], 0);
+            ptx::mad_pair(Y[i + 1], Y[i + 2], x[1], y[i]);
+C2P_UNROLL
+            for (int k = 3; k < H; k += 2) ptx::madc_pair(Y[i + k], Y[i + k + 1], x[k], y[i]);
+        }
+        // T = E + O + K (no carry leaves limb 2H − 1: x·y < 2^(64H)).
+        T[0] = E[0];
+        T[1] = ptx::add_cc(E[1], O[1]);
+C2P_UNROLL
+        for (int p = 2; p < 2 * H; p++) T[p] = ptx::addc_cc(E[p], O[p]);
+        T[H + 1] = ptx::add_cc(T[H + 1], K[H + 1]);
+C2P_UNROLL
+        for (int p = H + 2; p < 2 * H; p++) T[p] = ptx::addc_cc(T[p], K[p]);
+    }
+
+    // |x − y| for H-limb integers into d; returns all ones when x < y
+    // (the sign), else 0. A negative difference is complemented and one
+    // added by subtracting the H-limb all-ones integer (−1) from it.
+    template <int H>
+    __host__ __device__ static __forceinline__ uint32_t abs_difference(const uint32_t* x, const uint32_t* y, uint32_t* d) {
+        d[0] = ptx::sub_cc(x[0], y[0]);
+C2P_UNROLL
+        for (int k = 1; k < H; k++) d[k] = ptx::subc_cc(x[k], y[k]);
+        const uint32_t negative = ptx::subc(0, 0);
+        d[0] = ptx::sub_cc(d[0] ^ negative, negative);
+C2P_UNROLL
+        for (int k = 1; k < H; k++) d[k] = ptx::subc_cc(d[k] ^ negative, negative);
+        return negative;
+    }
+
+    // Montgomery product by one level of Karatsuba: with a = a0 + a1·B and
+    // b = b0 + b1·B (B = 2^(32H), H = N/2),
+    //   a·b = a0b0 + (a0b0 + a1b1 + (a1 − a0)(b0 − b1))·B + a1b1·B²,
+    // three H×H products (3H² wide multiply-adds) where schoolbook takes
+    // 4H², then REDC (N²): Fp 252 against CIOS's 288. The middle product is
+    // taken of absolute differences (H limbs, no carry limb) with its sign
+    // applied as it is added.
+    __host__ __device__ static __forceinline__ mont_t mul_karatsuba(const mont_t& a, const mont_t& b) {
+        constexpr int H = N / 2;
+        static_assert(H % 2 == 0, "the halves' rows need an even number of limbs");
+        uint32_t T[2 * N];
+        mul_wide<H>(a.l, b.l, T);
+        mul_wide<H>(a.l + H, b.l + H, T + N);
+        uint32_t da[H], db[H], D[N];
+        const uint32_t negative = abs_difference<H>(a.l + H, a.l, da) ^ abs_difference<H>(b.l, b.l + H, db);
+        mul_wide<H>(da, db, D);
+        // The middle term M = a0b0 + a1b1 ± D (N + 1 limbs, >= 0): D enters
+        // as its complement plus one when negative (the carry flag set by
+        // negative + negative).
+        uint32_t S[N + 1], M[N + 1];
+        S[0] = ptx::add_cc(T[0], T[N]);
+C2P_UNROLL
+        for (int k = 1; k < N; k++) S[k] = ptx::addc_cc(T[k], T[N + k]);
+        S[N] = ptx::addc(0, 0);
+        (void)ptx::add_cc(negative, negative);
+C2P_UNROLL
+        for (int k = 0; k < N; k++) M[k] = ptx::addc_cc(S[k], D[k] ^ negative);
+        M[N] = ptx::addc(S[N], negative);
+        // T += M·B; no carry leaves limb 2N − 1 (a·b < 2^(64N)).
+        T[H] = ptx::add_cc(T[H], M[0]);
+C2P_UNROLL
+        for (int k = 1; k <= N; k++) T[H + k] = ptx::addc_cc(T[H + k], M[k]);
+C2P_UNROLL
+        for (int k = H + N + 1; k < 2 * N; k++) T[k] = ptx::addc_cc(T[k], 0);
+        return redc(T);
     }
 
     // 1/x by Fermat: x^(MOD − 2), left to right over the exponent's bits

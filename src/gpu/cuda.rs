@@ -419,6 +419,8 @@ pub enum FieldOp {
     Neg = 6,
     /// 1/a (0 for 0).
     Inv = 7,
+    /// a·b by one level of Karatsuba (`mont_t::mul_karatsuba`).
+    MulKaratsuba = 8,
 }
 
 /// The CUDA side's field number for elements of `L` 64-bit limbs.
