@@ -310,36 +310,44 @@ C2P_UNROLL
     // Products a_i·a_j with i < j once, doubled, plus the squares a_i^2,
     // then a Montgomery reduction: N(N+1)/2 + N^2 wide products against a
     // product's 2N^2 (Fp: 222 instead of 288).
-    // The square as 2N limbs T, then REDC(T). Each row of products a_i·a_j
-    // (or m·MOD_k) is added as two chains of 64-bit multiply-adds: j (k) of
-    // one parity, whose (lo, hi) halves fill adjacent limbs without
-    // overlap; each chain's carry out goes to a separate array K instead of
-    // rippling through the limbs above it, added in once at the end (those
-    // limbs are never read before: a chain of row i ends at limb i + N or
-    // above, and REDC's multiplier m_i reads limb i).
+    // The square as 2N limbs T, then REDC(T). Each row i of products
+    // a_i·a_j is added as two chains of 64-bit multiply-adds, j of one
+    // parity each, whose (lo, hi) halves fill adjacent limbs without
+    // overlap: j = i + 1, i + 3, ... into pairs from odd limbs (O), j = i + 2,
+    // i + 4, ... into pairs from even limbs (E), as in redc below. Each
+    // chain's carry out goes to K instead of rippling through the limbs
+    // above it, added in once at the end.
     __host__ __device__ static __forceinline__ mont_t sqr_inline(const mont_t& a) {
         static_assert(N % 2 == 0, "the pairing of limbs needs an even number of limbs");
-        uint32_t T[2 * N], K[2 * N + 1];
+        uint32_t E[2 * N], O[2 * N], K[2 * N + 1];
 C2P_UNROLL
-        for (int k = 0; k < 2 * N; k++) T[k] = 0;
+        for (int k = 0; k < 2 * N; k++) {
+            E[k] = 0;
+            O[k] = 0;
+        }
 C2P_UNROLL
         for (int k = 0; k <= 2 * N; k++) K[k] = 0;
-        // 1. Σ_{i<j} a_i·a_j·2^(32(i+j)) (= T + K).
+        // 1. Σ_{i<j} a_i·a_j·2^(32(i+j)) (= E + O + K).
 C2P_UNROLL
         for (int i = 0; i < N - 1; i++) {
 C2P_UNROLL
             for (int first = i + 1; first <= i + 2 && first < N; first++) {
-                ptx::mad_pair(T[i + first], T[i + first + 1], a.l[i], a.l[first]);
+                uint32_t* X = first == i + 1 ? O : E;
+                ptx::mad_pair(X[i + first], X[i + first + 1], a.l[i], a.l[first]);
                 int last = first;
 C2P_UNROLL
                 for (int j = first + 2; j < N; j += 2) {
-                    ptx::madc_pair(T[i + j], T[i + j + 1], a.l[i], a.l[j]);
+                    ptx::madc_pair(X[i + j], X[i + j + 1], a.l[i], a.l[j]);
                     last = j;
                 }
                 K[i + last + 2] = ptx::addc(K[i + last + 2], 0);
             }
         }
         // 2. Doubled, plus Σ a_i^2·2^(64i): the whole square (< 2^(64N)).
+        uint32_t T[2 * N];
+        T[0] = ptx::add_cc(E[0], O[0]);
+C2P_UNROLL
+        for (int k = 1; k < 2 * N; k++) T[k] = ptx::addc_cc(E[k], O[k]);
         T[0] = ptx::add_cc(T[0], K[0]);
 C2P_UNROLL
         for (int k = 1; k < 2 * N; k++) T[k] = ptx::addc_cc(T[k], K[k]);
