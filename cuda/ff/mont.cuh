@@ -206,7 +206,10 @@ C2P_UNROLL
 #endif
     }
 
-    // (C2P_FP_MUL_KARATSUBA: the called product by Karatsuba, to measure.)
+    // (C2P_FP_MUL_KARATSUBA: the called product by Karatsuba instead. On the
+    // H200 it made the G1 bucket sums 2.7 % slower at 2^27, 702.0 against
+    // 683.4 ms: 37 fewer 64-bit multiply-adds than CIOS but 170 more adds,
+    // which take the multiplier's issue slots too; fifteenth session.)
     __device__ static __noinline__ mont_t mul_call(mont_t a, mont_t b) {
 #ifdef C2P_FP_MUL_KARATSUBA
         return mul_karatsuba(a, b);
@@ -285,21 +288,29 @@ C2P_UNROLL
         return reduce_once(t, ptx::addc(O[N], 0));
     }
 
-    // a^2. On the device a product a·a unless built with
-    // C2P_FP_DEDICATED_SQUARE (through NVCC_APPEND_FLAGS), which takes
-    // sqr_inline: a call for Fp, as products are. Not the default: on the
-    // H200 it made the G1 bucket sums under 1 % faster (2^27: 759.7 ms
-    // against 764.8), as the 128-register bucket kernel spills 40 bytes
-    // more with the call. The host emulation always takes sqr_inline, so
-    // the tests check it against blst without a GPU.
+    // a^2. On the device Fp squares are calls of sqr_inline (as products
+    // are calls), Fr squares products a·a (the NTT's and H's kernels have
+    // none worth a second inlined routine). With its rows in even/odd limb
+    // arrays the Fp square is 464 instructions, 206 of them 64-bit
+    // multiply-adds, against the product's 424 and 276; two of a mixed
+    // addition's ten products are squares: on the H200 the G1 bucket sums
+    // at 2^27 took 659.2 ms against 683.4 (dense MSM, scalars on the
+    // device, 752.4 against 777.9 ms; fifteenth session). Built with
+    // C2P_FP_SQUARE_BY_PRODUCT (through NVCC_APPEND_FLAGS) Fp squares are
+    // products again, to compare. The host emulation always takes
+    // sqr_inline, so the tests check it against blst without a GPU.
     __host__ __device__ mont_t sqr() const {
-#if defined(__CUDA_ARCH__) && !defined(C2P_FP_DEDICATED_SQUARE)
+#if defined(__CUDA_ARCH__) && defined(C2P_FP_MUL_INLINE)
+        return mul_inline(*this, *this);
+#elif defined(__CUDA_ARCH__)
+#ifdef C2P_FP_SQUARE_BY_PRODUCT
         return *this * *this;
-#elif defined(__CUDA_ARCH__) && !defined(C2P_FP_MUL_INLINE)
+#else
         if constexpr (N <= 8)
-            return sqr_inline(*this);
+            return *this * *this;
         else
             return sqr_call(*this);
+#endif
 #else
         return sqr_inline(*this);
 #endif

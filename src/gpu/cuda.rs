@@ -38,6 +38,7 @@ extern "C" {
     fn c2p_cuda_trim_pool(device: c_int) -> c_int;
     fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
     fn c2p_cuda_msm_group_bytes(device: c_int, bytes: *mut usize) -> c_int;
+    fn c2p_cuda_msm_bucket_bytes(device: c_int, curve: c_int, n: usize, bytes: *mut usize) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -214,6 +215,17 @@ pub fn msm_group_bytes(device: usize) -> Result<usize> {
     // SAFETY: `bytes` is a valid location; the function checks the device.
     let status = unsafe { c2p_cuda_msm_group_bytes(device as c_int, &mut bytes) };
     check(status, "querying the MSM's window group size")?;
+    Ok(bytes)
+}
+
+/// Device bytes of the buckets of a G1 MSM over `n` scalars on GPU
+/// `device` when all of them reach the buckets (its window width depends
+/// on `n` and on the device: 4.8 GB at 2^27 on a device of 64 GiB or more).
+pub fn msm_g1_bucket_bytes(device: usize, n: usize) -> Result<usize> {
+    let mut bytes = 0usize;
+    // SAFETY: `bytes` is a valid location; the function checks the device.
+    let status = unsafe { c2p_cuda_msm_bucket_bytes(device as c_int, 1, n, &mut bytes) };
+    check(status, "querying the MSM's bucket memory")?;
     Ok(bytes)
 }
 

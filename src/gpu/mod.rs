@@ -167,7 +167,10 @@ impl DeviceCache {
                 let need = DeviceParams::bytes_for(params);
                 // Room for the H step (3 domain vectors and the twiddles)
                 // and the MSM working memory beside the points.
-                let headroom = 112 * params.domain_size() + msm_sort_budget(device) + (1 << 30);
+                let headroom = 112 * params.domain_size()
+                    + msm_sort_budget(device)
+                    + msm_bucket_budget(device, params.domain_size())
+                    + (1 << 30);
                 let decision = self.residency.resolve();
                 let free = free_memory(device).unwrap_or(0);
                 if decision == Residency::Never
@@ -282,6 +285,13 @@ impl StreamedGroup for G2 {
 /// estimates: 2 GiB when the device does not say.
 pub fn msm_sort_budget(device: usize) -> usize {
     msm_group_bytes(device).unwrap_or(2 << 30)
+}
+
+/// Device memory the buckets of a G1 MSM over `n` scalars take on GPU
+/// `device` (the H MSM's, for the memory estimates): 0 when the device does
+/// not say.
+pub fn msm_bucket_budget(device: usize, n: usize) -> usize {
+    msm_g1_bucket_bytes(device, n).unwrap_or(0)
 }
 
 /// Points per streamed chunk: a quarter of the free device memory left

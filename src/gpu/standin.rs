@@ -102,6 +102,11 @@ pub fn msm_group_bytes(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
 
+/// A G1 MSM's bucket memory (no device in this build).
+pub fn msm_g1_bucket_bytes(_device: usize, _n: usize) -> Result<usize> {
+    Err(unsupported())
+}
+
 /// Pool memory kept idle (no device in this build).
 pub fn pool_idle_memory(_device: usize) -> Result<usize> {
     Err(unsupported())

@@ -591,7 +591,8 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// holds, with 2 GiB to spare, H's MSM (~32 bytes per element and its
 /// sorts, at least a window's (~40 bytes per element) and up to
 /// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
-/// indices, the chunk sums, the buckets; plus a, b, c when the H step
+/// indices, the chunk sums; the buckets, `gpu::msm_bucket_budget`; plus
+/// a, b, c when the H step
 /// uploads them, and the twiddle table, counted though only a domain's
 /// first H step builds it), the witness MSMs' as if every aux value were
 /// neither 0 nor 1 (a copy of the values, their flags and indices, sort
@@ -608,7 +609,11 @@ fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: boo
     let fr = std::mem::size_of::<Fr>();
     let (m, n) = (domain.m, w.aux.len());
     let sorts = gpu::msm_sort_budget(gpu);
-    let h_side = 32 * m + (40 * m).max(sorts) + 16 * m + if abc_on_gpu { 0 } else { 3 * fr * m };
+    let h_side = 32 * m
+        + (40 * m).max(sorts)
+        + 16 * m
+        + gpu::msm_bucket_budget(gpu, m)
+        + if abc_on_gpu { 0 } else { 3 * fr * m };
     let witness = 50 * n + (40 * n).max(sorts) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
     let next_ahead = 3 * fr * m + fr * n;
     let need = h_side + witness + next_ahead + (2 << 30);
@@ -655,7 +660,9 @@ fn upload_ahead(
     check_cancelled(cancelled)?;
     let fr = std::mem::size_of::<Fr>();
     let (abc_bytes, aux_bytes) = (3 * fr * domain.m, std::mem::size_of_val(w.aux));
-    let headroom = 112 * engine::largest_domain(gpu, domain.m) + 2 * gpu::msm_sort_budget(gpu) + (1 << 30);
+    let largest = engine::largest_domain(gpu, domain.m);
+    let headroom =
+        112 * largest + 2 * gpu::msm_sort_budget(gpu) + gpu::msm_bucket_budget(gpu, largest) + (1 << 30);
     let free = gpu::free_memory(gpu).unwrap_or(0);
     let ahead = if free < abc_bytes + headroom {
         log::debug!(
