@@ -255,13 +255,16 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     C2P_CUDA_OK(a.alloc(parts, s));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
     bool launched = false;
-    if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
-        if (bucket_variant() == SHARED_SUM) {
+    if (bucket_variant() == SHARED_SUM) {
+        const unsigned shared_blocks =
+            (unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS);
+        if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>)
             c2p::msm::sum_indexed_shared_jacobian<F>
-                <<<(unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS),
-                   c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
-            launched = true;
-        }
+                <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
+        else
+            c2p::msm::sum_indexed_shared<F>
+                <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
+        launched = true;
     }
     if (!launched) c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
