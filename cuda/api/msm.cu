@@ -87,8 +87,9 @@ unsigned blocks(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
 // Window width from the number of scalars m that reach the buckets: each
 // of the ceil(256/c) windows costs about m additions into buckets and
-// 2·2^(c−1) for their reduction, which log2(m) − 4 balances; at most 20
-// bits (16 for G2: its buckets are twice the size), at least 4.
+// 2·2^(c−1) for their reduction, which log2(m) − 4 balances; at most
+// max_bits (G1: g1_window_cap; G2: 16, its buckets are twice the size), at
+// least 4.
 // Of widths with the same number of windows the narrowest is taken: the
 // same additions into half the buckets (c = 17 gives 16 windows as c = 16
 // does, the 16th holding only the carries out of bit 255).
