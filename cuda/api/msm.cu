@@ -110,24 +110,31 @@ int window_bits(size_t m, int max_bits) {
 // reduction of 31 ms instead of 11: on the H200 a dense 2^27 MSM with the
 // scalars on the device took 743.9 ms against 777.9, 2^26 385.8 against
 // 393.6 (fifteenth session).
-int g1_window_cap(int device) {
+cudaError_t g1_window_cap(int device, int* cap) {
     static const unsigned forced = c2p::host::env_unsigned("C2P_MSM_G1_MAX_WINDOW", 0);
-    if (forced >= 16 && forced <= 22) return (int)forced;
+    if (forced >= 16 && forced <= 22) {
+        *cap = (int)forced;
+        return cudaSuccess;
+    }
     static std::mutex lock;
     static int cached[c2p::host::MAX_DEVICES];
     std::lock_guard<std::mutex> guard(lock);
     if (cached[device] == 0) {
         cudaDeviceProp prop;
-        const bool large = cudaGetDeviceProperties(&prop, device) == cudaSuccess && prop.totalGlobalMem >= ((size_t)64 << 30);
-        cached[device] = large ? 22 : 20;
+        C2P_CUDA_OK(cudaGetDeviceProperties(&prop, device));
+        cached[device] = prop.totalGlobalMem >= ((size_t)64 << 30) ? 22 : 20;
     }
-    return cached[device];
+    *cap = cached[device];
+    return cudaSuccess;
 }
 
 // The window width of an MSM of m scalars reaching the buckets on device.
 template <class F>
-int msm_window_bits(int device, size_t m) {
-    return window_bits(m, sizeof(F) == sizeof(c2p::fp_t) ? g1_window_cap(device) : 16);
+cudaError_t msm_window_bits(int device, size_t m, int* c) {
+    int cap = 16;
+    if constexpr (sizeof(F) == sizeof(c2p::fp_t)) C2P_CUDA_OK(g1_window_cap(device, &cap));
+    *c = window_bits(m, cap);
+    return cudaSuccess;
 }
 
 // The bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
@@ -255,7 +262,6 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     stream_array<J> a, b;
     C2P_CUDA_OK(a.alloc(parts, s));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
-    bool launched = false;
     if (bucket_variant() == SHARED_SUM) {
         const unsigned shared_blocks =
             (unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS);
@@ -265,9 +271,9 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
         else
             c2p::msm::sum_indexed_shared<F>
                 <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
-        launched = true;
+    } else {
+        c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     }
-    if (!launched) c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *in = a.ptr, *next = b.ptr;
     while (parts > 1) {
@@ -459,7 +465,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     t.split_ms = elapsed(ev[1], ev[2]);
 
     // 3-5. The rest: Pippenger.
-    const int c = msm_window_bits<F>(device, m);
+    int c = 0;
+    C2P_CUDA_OK(msm_window_bits<F>(device, m, &c));
     const int windows = (256 + c - 1) / c;
     const uint32_t B = 1u << (c - 1);
     stream_array<J> buckets, seg_sums, seg_spare;
@@ -763,18 +770,18 @@ extern "C" int c2p_cuda_msm_group_bytes(int device, size_t* bytes) {
     return (int)group_bytes(device, bytes);
 }
 
-// The bytes of the buckets (XYZZ points, every window's at once) of an MSM
-// of n scalars on `device` (curve 1: G1, 2: G2) if every scalar reaches
-// them: for the prover's memory estimates.
-extern "C" int c2p_cuda_msm_bucket_bytes(int device, int curve, size_t n, size_t* bytes) {
+// The bytes of the buckets (XYZZ points, every window's at once) of a G1
+// MSM of n scalars on `device` if every scalar reaches them: for the
+// prover's memory estimates.
+extern "C" int c2p_cuda_msm_g1_bucket_bytes(int device, size_t n, size_t* bytes) {
     *bytes = 0;
-    if (device < 0 || device >= c2p::host::MAX_DEVICES || (curve != 1 && curve != 2)) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_bucket_bytes device or curve", __FILE__, __LINE__);
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_g1_bucket_bytes device", __FILE__, __LINE__);
         return (int)cudaErrorInvalidValue;
     }
-    const int c = curve == 1 ? msm_window_bits<c2p::fp_t>(device, n) : msm_window_bits<c2p::fp2_t>(device, n);
-    const size_t point = curve == 1 ? sizeof(bucket_t<c2p::fp_t>) : sizeof(bucket_t<c2p::fp2_t>);
-    *bytes = (size_t)((256 + c - 1) / c) * (((size_t)1 << (c - 1)) + 1) * point;
+    int c = 0;
+    C2P_CUDA_OK(msm_window_bits<c2p::fp_t>(device, n, &c));
+    *bytes = (size_t)((256 + c - 1) / c) * (((size_t)1 << (c - 1)) + 1) * sizeof(bucket_t<c2p::fp_t>);
     return 0;
 }
 

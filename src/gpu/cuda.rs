@@ -38,7 +38,7 @@ extern "C" {
     fn c2p_cuda_trim_pool(device: c_int) -> c_int;
     fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
     fn c2p_cuda_msm_group_bytes(device: c_int, bytes: *mut usize) -> c_int;
-    fn c2p_cuda_msm_bucket_bytes(device: c_int, curve: c_int, n: usize, bytes: *mut usize) -> c_int;
+    fn c2p_cuda_msm_g1_bucket_bytes(device: c_int, n: usize, bytes: *mut usize) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -224,7 +224,7 @@ pub fn msm_group_bytes(device: usize) -> Result<usize> {
 pub fn msm_g1_bucket_bytes(device: usize, n: usize) -> Result<usize> {
     let mut bytes = 0usize;
     // SAFETY: `bytes` is a valid location; the function checks the device.
-    let status = unsafe { c2p_cuda_msm_bucket_bytes(device as c_int, 1, n, &mut bytes) };
+    let status = unsafe { c2p_cuda_msm_g1_bucket_bytes(device as c_int, n, &mut bytes) };
     check(status, "querying the MSM's bucket memory")?;
     Ok(bytes)
 }

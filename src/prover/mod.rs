@@ -592,9 +592,8 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// sorts, at least a window's (~40 bytes per element) and up to
 /// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
 /// indices, the chunk sums; the buckets, `gpu::msm_bucket_budget`; plus
-/// a, b, c when the H step
-/// uploads them, and the twiddle table, counted though only a domain's
-/// first H step builds it), the witness MSMs' as if every aux value were
+/// a, b, c when the H step uploads them, and the twiddle table, counted
+/// though only a domain's first H step builds it), the witness MSMs' as if every aux value were
 /// neither 0 nor 1 (a copy of the values, their flags and indices, sort
 /// buffers of at least a window's and up to `gpu::msm_sort_budget` when
 /// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux
