@@ -41,6 +41,14 @@ impl Error {
         Error::new(ErrorKind::InvalidArgument, message)
     }
 
+    /// Witness value `circuits[circuit].vector[index]` is not below the
+    /// field modulus.
+    pub fn unreduced(circuit: usize, vector: &str, index: usize) -> Error {
+        Error::invalid(format!(
+            "circuits[{circuit}].{vector}[{index}] is not below the field modulus"
+        ))
+    }
+
     pub fn size_mismatch(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::SizeMismatch, message)
     }

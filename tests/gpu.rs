@@ -538,10 +538,18 @@ mod msm {
                 );
                 let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
                 assert!(
-                    h_of(&d, Abc::Host { a: &a, b: &b, c: &c }) == cpu,
+                    h_of(
+                        &d,
+                        Abc::Host {
+                            a: &a,
+                            b: &b,
+                            c: &c,
+                            check: Some(0)
+                        }
+                    ) == cpu,
                     "h with a, b, c from the host differs from the CPU's, 2^{log_m}, {len} entries"
                 );
-                let ahead = upload_abc(0, &d, &a, &b, &c).unwrap();
+                let ahead = upload_abc(0, &d, &a, &b, &c, Some(0)).unwrap();
                 assert!(
                     h_of(&d, Abc::Device(ahead)) == cpu,
                     "h with a, b, c uploaded ahead (zero-padded) differs from the CPU's, 2^{log_m}, {len} entries"
@@ -553,9 +561,9 @@ mod msm {
         let v = scalars(d12.m, 0, 0, 99);
         let before = free_memory(0).unwrap();
         for _ in 0..200 {
-            let ahead = upload_abc(0, &d12, &v, &v, &v).unwrap();
+            let ahead = upload_abc(0, &d12, &v, &v, &v, None).unwrap();
             assert!(quotient_on_device(0, &d13, Abc::Device(ahead)).is_err());
-            let ahead = upload_abc(0, &d12, &v, &v, &v).unwrap();
+            let ahead = upload_abc(0, &d12, &v, &v, &v, None).unwrap();
             drop(quotient_on_device(0, &d12, Abc::Device(ahead)).unwrap());
         }
         let after = free_memory(0).unwrap();
@@ -563,10 +571,121 @@ mod msm {
             after + (1 << 20) >= before,
             "device memory fell from {before} to {after} bytes over 400 uploads ahead"
         );
-        assert!(upload_abc(0, &d12, &v, &v[1..], &v).is_err(), "lengths differ");
+        assert!(
+            upload_abc(0, &d12, &v, &v[1..], &v, None).is_err(),
+            "lengths differ"
+        );
         // Uploaded scalars come back as they went.
         let s = scalars(100_003, 30, 30, 98);
-        assert!(upload_scalars(0, &s).unwrap().to_host().unwrap() == s);
+        assert!(upload_scalars(0, &s, None).unwrap().to_host().unwrap() == s);
+    }
+
+    /// Witness values checked below the modulus as they go up (the staging
+    /// copy's check): the first one at or above it is named, wherever it
+    /// falls among the copy's pieces (64 KiB checks, 2 MiB parts, 64 MiB
+    /// staging buffers, 256 MiB uploads), and a later one does not hide
+    /// it; r − 1 passes; nothing leaks.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn uploads_name_the_first_value_not_below_the_modulus() {
+        use c2prover::cpu::ntt::Domain;
+        use c2prover::error::ErrorKind;
+        use c2prover::gpu::{free_memory, quotient_on_device, upload_abc, Abc, Checked};
+        let _gpu = gpu("uploads_name_the_first_value_not_below_the_modulus");
+        let limbs = |v: [u64; 4]| Fr::slice_from_limbs(&[v])[0];
+        let r = [
+            0xffffffff00000001u64,
+            0x53bda402fffe5bfe,
+            0x3339d80809a1d805,
+            0x73eda753299d7d48,
+        ];
+        let bad = [
+            limbs(r),
+            limbs([r[0] + 1, r[1], r[2], r[3]]),
+            limbs([0, 0, r[2] + 1, r[3]]),
+            limbs([0, 0, 0, u64::MAX]),
+        ];
+        let checked = Some(Checked {
+            circuit: 3,
+            vector: "aux",
+        });
+        // 2^24 + 5 values (512 MiB and a bit): over two 256 MiB pieces.
+        let n = (1usize << 24) + 5;
+        let mut values = scalars(n, 30, 30, 97);
+        values[n / 2] = limbs([r[0] - 1, r[1], r[2], r[3]]);
+        let before = free_memory(0).unwrap();
+        let up = upload_scalars(0, &values, checked).expect("r - 1 and smaller pass");
+        assert!(up.to_host().unwrap() == values);
+        drop(up);
+        let part = (2usize << 20) / 32;
+        for (k, at) in [
+            0,
+            2047,
+            2048,
+            part - 1,
+            part + 7,
+            3 * part,
+            (2 << 20) + 1,
+            (8 << 20) + 9,
+            n - 1,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut v = values.clone();
+            v[at] = bad[k % bad.len()];
+            if at + 1000 < n {
+                v[at + 1000] = bad[(k + 1) % bad.len()];
+                v[n - 1] = bad[(k + 2) % bad.len()];
+            }
+            let e = upload_scalars(0, &v, checked)
+                .err()
+                .expect("a value not below r fails");
+            assert_eq!(e.kind, ErrorKind::InvalidArgument);
+            assert_eq!(
+                e.message,
+                format!("circuits[3].aux[{at}] is not below the field modulus"),
+                "value at {at}"
+            );
+            assert!(
+                upload_scalars(0, &v, None).is_ok(),
+                "unchecked, the same values go up"
+            );
+        }
+        // a, b, c: ahead and in the H step; the first vector with one is named.
+        let d = Domain::new(16).unwrap();
+        let (a, mut b, mut c) = (
+            scalars(d.m, 49, 10, 1),
+            scalars(d.m, 49, 10, 2),
+            scalars(d.m, 80, 10, 3),
+        );
+        b[7000] = bad[0];
+        c[5] = bad[3];
+        for ahead in [false, true] {
+            let e = if ahead {
+                upload_abc(0, &d, &a, &b, &c, Some(1)).err()
+            } else {
+                quotient_on_device(
+                    0,
+                    &d,
+                    Abc::Host {
+                        a: &a,
+                        b: &b,
+                        c: &c,
+                        check: Some(1),
+                    },
+                )
+                .err()
+            }
+            .expect("b and c hold values not below r");
+            assert_eq!(e.message, "circuits[1].b[7000] is not below the field modulus");
+        }
+        assert!(upload_abc(0, &d, &a, &b, &c, None).is_ok(), "unchecked");
+        let after = free_memory(0).unwrap();
+        assert!(
+            after + (1 << 20) >= before,
+            "device memory fell from {before} to {after} bytes over failed checked uploads"
+        );
     }
 
     #[test]
@@ -705,7 +824,7 @@ mod msm {
             assert_eq!(got, want, "G1, {n} scalars, {keep} % kept");
             // The same scalars uploaded once and shared: read, not consumed,
             // so a second MSM over them gives the same sum.
-            let shared = upload_scalars(0, &s).unwrap();
+            let shared = upload_scalars(0, &s, None).unwrap();
             for round in 0..2 {
                 let got = msm_g1_masked(&device, offset, Scalars::Shared(&shared), &words)
                     .unwrap()

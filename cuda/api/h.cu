@@ -197,7 +197,7 @@ bool six_transforms() {
 // uploaded before any transform starts (to time the compute on its own).
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
                      fr_t* const* abc_device, const c2p_h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device,
-                     c2p_h_timing* timing) {
+                     size_t* unreduced, c2p_h_timing* timing) {
     // a, b, c already on the device are this call's from here on, on every
     // path: freed at the end, or b's buffer handed out as h.
     dev_buf d_a, d_b, d_c;
@@ -302,7 +302,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         int slot = 0;
         for (int i = 0; i < 3; i++) {
             if (!abc_device) {
-                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s));
+                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s, unreduced ? &unreduced[i] : nullptr));
                 if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
             }
             C2P_CUDA_OK(cudaEventRecord(uploaded[i].ev, upload.s));
@@ -358,15 +358,23 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // c2p_cuda_upload, zero past abc_size), a, b, c are already on the device
 // and the host pointers are unused: the call takes the arrays over and frees
 // them (or returns b's as h), whether it succeeds or fails.
+// With `unreduced` (three entries, not NULL) and a, b, c on the host, their
+// values are checked below r as they are copied up: unreduced[i] is the
+// index of the first of vector i that is not, or SIZE_MAX. The step runs
+// to the end either way (on such values h means nothing: the caller drops
+// it).
 extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c,
                                  size_t abc_size, void* const* abc_device, const c2p_h_consts* consts, int overlap,
-                                 void* h_out, void** h_device, c2p_h_timing* timing) {
+                                 void* h_out, void** h_device, size_t* unreduced, c2p_h_timing* timing) {
+    if (unreduced)
+        for (int i = 0; i < 3; i++) unreduced[i] = c2p::host::NONE_UNREDUCED;
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
     c2p_h_consts k;
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
                                static_cast<const fr_t*>(c), abc_size, reinterpret_cast<fr_t* const*>(abc_device), k,
-                               overlap != 0, static_cast<fr_t*>(h_out), reinterpret_cast<fr_t**>(h_device), timing);
+                               overlap != 0, static_cast<fr_t*>(h_out), reinterpret_cast<fr_t**>(h_device),
+                               unreduced, timing);
     return (int)err;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -194,6 +195,34 @@ inline unsigned stage_threads() {
     return n;
 }
 
+// The scalar field's modulus r in little-endian 64-bit limbs, the layout of
+// the witness values the caller hands over (Montgomery or canonical form,
+// below r either way).
+constexpr uint64_t FR_MODULUS_LIMBS[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
+                                          0x73eda753299d7d48ull};
+constexpr size_t FR_BYTES = 32;
+constexpr size_t NONE_UNREDUCED = ~(size_t)0;
+
+// The index of the first of the `n` field elements at `values` (32 bytes
+// each, limbs as above) that is not below r, or NONE_UNREDUCED. Values in
+// range differ from r in the top limb all but never, so the loop is one
+// compare per element.
+inline size_t first_unreduced(const unsigned char* values, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t limbs[4];
+        memcpy(limbs, values + i * FR_BYTES, FR_BYTES);  // the caller's bytes may be unaligned
+        if (limbs[3] < FR_MODULUS_LIMBS[3]) continue;
+        for (int l = 3; l >= 0; l--) {
+            if (limbs[l] != FR_MODULUS_LIMBS[l]) {
+                if (limbs[l] > FR_MODULUS_LIMBS[l]) return i;
+                break;
+            }
+            if (l == 0) return i;  // equal to r
+        }
+    }
+    return NONE_UNREDUCED;
+}
+
 // Host threads that copy between pageable memory and the pinned staging
 // buffers, started once (stage_threads() − 1 of them; the caller copies
 // too) and kept for the life of the process. Starting and joining 15
@@ -204,10 +233,16 @@ inline unsigned stage_threads() {
 // beside an upload) share the workers and none waits for another's to end.
 class copy_workers {
   public:
-    // memcpy(dst, src, n) over the workers and the calling thread.
-    void copy(void* dst, const void* src, size_t n) {
+    // memcpy(dst, src, n) over the workers and the calling thread. With
+    // `unreduced`, src holds field elements (n a multiple of FR_BYTES) and
+    // *unreduced becomes the index of the first not below r, or
+    // NONE_UNREDUCED: checked as they are copied, so the check costs no
+    // second pass over host memory.
+    void copy(void* dst, const void* src, size_t n, size_t* unreduced = nullptr) {
+        if (unreduced) *unreduced = NONE_UNREDUCED;
         if (n == 0) return;  // a job without parts would stay queued
-        job j{static_cast<char*>(dst), static_cast<const char*>(src), n, (unsigned)((n + PART - 1) / PART)};
+        job j{static_cast<char*>(dst), static_cast<const char*>(src), n, (unsigned)((n + PART - 1) / PART),
+              unreduced != nullptr};
         std::unique_lock<std::mutex> guard(lock_);
         start_workers();
         queue_.push_back(&j);
@@ -221,17 +256,24 @@ class copy_workers {
             j.done++;
         }
         done_.wait(guard, [&] { return j.done == j.parts; });
+        if (unreduced) *unreduced = j.unreduced.load();
     }
 
   private:
-    static constexpr size_t PART = 2u << 20;
+    static constexpr size_t PART = 2u << 20;  // a multiple of FR_BYTES
+    // A checked part is checked then copied in pieces of this size, so the
+    // copy reads the piece from cache.
+    static constexpr size_t CHECK_PIECE = 64u << 10;
     struct job {
         char* dst;
         const char* src;
         size_t n;
         unsigned parts;
+        bool check;
         unsigned next = 0;  // the next part to take (under lock_)
         unsigned done = 0;  // parts copied (under lock_)
+        // The first element not below r that any part has found.
+        std::atomic<size_t> unreduced{NONE_UNREDUCED};
     };
 
     // The next part of `j`, which leaves the queue when it has no more:
@@ -243,9 +285,24 @@ class copy_workers {
         return part;
     }
 
-    static void copy_part(const job& j, unsigned part) {
-        const size_t off = (size_t)part * PART;
-        memcpy(j.dst + off, j.src + off, std::min(PART, j.n - off));
+    static void copy_part(job& j, unsigned part) {
+        const size_t off = (size_t)part * PART, len = std::min(PART, j.n - off);
+        if (!j.check) {
+            memcpy(j.dst + off, j.src + off, len);
+            return;
+        }
+        for (size_t piece = 0; piece < len; piece += CHECK_PIECE) {
+            const size_t at = off + piece, bytes = std::min(CHECK_PIECE, len - piece);
+            const size_t i = first_unreduced(reinterpret_cast<const unsigned char*>(j.src + at), bytes / FR_BYTES);
+            if (i != NONE_UNREDUCED) {
+                // The smallest index any part found (parts run in any order).
+                const size_t found = at / FR_BYTES + i;
+                size_t seen = j.unreduced.load();
+                while (found < seen && !j.unreduced.compare_exchange_weak(seen, found)) {
+                }
+            }
+            memcpy(j.dst + at, j.src + at, bytes);
+        }
     }
 
     // Starts the workers on first use; if a thread cannot start, the copies
@@ -281,26 +338,37 @@ class copy_workers {
     bool started_ = false;
 };
 
-// memcpy over the staging copy workers (small copies on the caller alone).
-inline void parallel_copy(void* dst, const void* src, size_t n) {
+// memcpy over the staging copy workers (small copies on the caller alone);
+// with `unreduced`, checked as copy_workers::copy says.
+inline void parallel_copy(void* dst, const void* src, size_t n, size_t* unreduced = nullptr) {
     // Never destroyed: its detached workers wait on it until the process
     // ends, and no destructor at exit has to stop them (as rayon's global
     // pool: the library is not made to be unloaded).
     static copy_workers* const workers = new copy_workers;
     if (n < (4u << 20) || stage_threads() == 1) {
+        if (unreduced) *unreduced = first_unreduced(static_cast<const unsigned char*>(src), n / FR_BYTES);
         memcpy(dst, src, n);
         return;
     }
-    workers->copy(dst, src, n);
+    workers->copy(dst, src, n, unreduced);
 }
 
 // dst (device) <- src (pageable host), `bytes` long, through the staging
-// buffers on `stream`; `slot` alternates between the two buffers.
-inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, staging_t& st, int& slot, cudaStream_t stream) {
+// buffers on `stream`; `slot` alternates between the two buffers. With
+// `unreduced`, src holds field elements and *unreduced becomes the index of
+// the first not below r, or NONE_UNREDUCED (see copy_workers::copy); the
+// whole copy goes up either way.
+inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, staging_t& st, int& slot, cudaStream_t stream,
+                                 size_t* unreduced = nullptr) {
+    if (unreduced) *unreduced = NONE_UNREDUCED;
     for (size_t off = 0; off < bytes; off += STAGE_BYTES) {
         size_t len = std::min(STAGE_BYTES, bytes - off);
         C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));  // the buffer's last DMA is over
-        parallel_copy(st.buf[slot], (const char*)src + off, len);
+        size_t found = NONE_UNREDUCED;
+        parallel_copy(st.buf[slot], (const char*)src + off, len, unreduced ? &found : nullptr);
+        // Pieces go in order: the first piece with one holds the first.
+        if (unreduced && *unreduced == NONE_UNREDUCED && found != NONE_UNREDUCED)
+            *unreduced = off / FR_BYTES + found;
         C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
         C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
         slot ^= 1;

@@ -695,12 +695,19 @@ bool curve_ok(int curve) { return curve == 1 || curve == 2; }
 // Copies `bytes` of host memory (affine points, scalars, a circuit's a, b,
 // c) to a new array of `capacity` bytes (at least `bytes`; the rest zeroed)
 // on device `device` through the pinned staging buffers; *out is the
-// device array, freed with c2p_cuda_free.
-extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_t capacity, void** out) {
+// device array, freed with c2p_cuda_free. With `unreduced` (not NULL), the
+// bytes are field elements (a multiple of 32 bytes), checked below r as
+// they are copied: *unreduced is the index of the first that is not, or
+// SIZE_MAX (the array is made either way).
+extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_t capacity, size_t* unreduced,
+                               void** out) {
     *out = nullptr;
-    if (device < 0 || device >= c2p::host::MAX_DEVICES || capacity < bytes) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_upload arguments (device, capacity >= bytes)", __FILE__,
-                          __LINE__);
+    if (unreduced) *unreduced = c2p::host::NONE_UNREDUCED;
+    if (device < 0 || device >= c2p::host::MAX_DEVICES || capacity < bytes ||
+        (unreduced && bytes % c2p::host::FR_BYTES)) {
+        c2p::record_error(cudaErrorInvalidValue,
+                          "c2p_cuda_upload arguments (device, capacity >= bytes, whole field elements to check)",
+                          __FILE__, __LINE__);
         return (int)cudaErrorInvalidValue;
     }
     auto run = [&]() -> cudaError_t {
@@ -719,9 +726,14 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
             std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
             err = c2p::host::staging_buffers(device, &st);
             int slot = 0;
+            size_t found = c2p::host::NONE_UNREDUCED;
             if (err == cudaSuccess)
                 err = c2p::host::staged_upload(static_cast<char*>(ptr) + off, static_cast<const char*>(host) + off,
-                                               std::min(piece, bytes - off), *st, slot, stream.s);
+                                               std::min(piece, bytes - off), *st, slot, stream.s,
+                                               unreduced ? &found : nullptr);
+            // Pieces go in order: the first piece with one holds the first.
+            if (unreduced && *unreduced == c2p::host::NONE_UNREDUCED && found != c2p::host::NONE_UNREDUCED)
+                *unreduced = off / c2p::host::FR_BYTES + found;
         }
         if (err == cudaSuccess && capacity > bytes)
             err = cudaMemsetAsync(static_cast<char*>(ptr) + bytes, 0, capacity - bytes, stream.s);

@@ -3,7 +3,7 @@
 //! (`OutOfMemory` for allocation failures, `Gpu` otherwise) with the
 //! message the CUDA side recorded.
 
-use super::{HConstants, HTiming};
+use super::{Checked, HConstants, HTiming};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
@@ -17,6 +17,7 @@ extern "C" {
         host: *const c_void,
         bytes: usize,
         capacity: usize,
+        unreduced: *mut usize,
         out: *mut *mut c_void,
     ) -> c_int;
     fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
@@ -61,6 +62,7 @@ extern "C" {
         overlap: c_int,
         h_out: *mut c_void,
         h_device: *mut *mut c_void,
+        unreduced: *mut usize,
         timing: *mut HTiming,
     ) -> c_int;
     fn c2p_cuda_ntt(
@@ -345,6 +347,7 @@ pub fn quotient(
             c_int::from(overlap),
             h.as_mut_ptr().cast(),
             std::ptr::null_mut(),
+            std::ptr::null_mut(),
             &mut timing,
         )
     };
@@ -575,29 +578,48 @@ impl DeviceBuffer {
     /// A copy of `values` on GPU `device`, through the pinned staging
     /// buffers.
     fn upload<T>(device: usize, values: &[T], what: &str) -> Result<DeviceBuffer> {
-        DeviceBuffer::upload_padded(device, values, std::mem::size_of_val(values), what)
+        DeviceBuffer::upload_padded(device, values, std::mem::size_of_val(values), what, None)
     }
 
     /// A copy of `values` in a device array of `capacity` bytes (at least
-    /// the values' size), zero past the values.
-    fn upload_padded<T>(device: usize, values: &[T], capacity: usize, what: &str) -> Result<DeviceBuffer> {
+    /// the values' size), zero past the values. With `check`, the values
+    /// are witness values checked below the modulus as they are copied
+    /// (an error names the first that is not).
+    fn upload_padded<T>(
+        device: usize,
+        values: &[T],
+        capacity: usize,
+        what: &str,
+        checked: Option<Checked>,
+    ) -> Result<DeviceBuffer> {
         let mut ptr = std::ptr::null_mut();
+        let mut unreduced = usize::MAX;
         // SAFETY: `values` is a live slice of size_of_val(values) bytes; ptr
-        // is a valid output location; the call checks capacity >= bytes.
+        // and unreduced are valid output locations; the call checks
+        // capacity >= bytes (and whole field elements when checking).
         let status = unsafe {
             c2p_cuda_upload(
                 device as c_int,
                 values.as_ptr().cast(),
                 std::mem::size_of_val(values),
                 capacity,
+                if checked.is_some() {
+                    &mut unreduced
+                } else {
+                    std::ptr::null_mut()
+                },
                 &mut ptr,
             )
         };
         check(status, what)?;
-        Ok(DeviceBuffer {
+        let buf = DeviceBuffer {
             device: device as c_int,
             ptr,
-        })
+        };
+        match checked {
+            Some(checked) if unreduced != usize::MAX => Err(checked.error(unreduced)),
+            _ => Ok(buf),
+        }
     }
 }
 
@@ -775,10 +797,17 @@ impl DeviceScalars {
     }
 }
 
-/// A copy of `scalars` (Montgomery form, as given) on GPU `device`.
-pub fn upload_scalars(device: usize, scalars: &[Fr]) -> Result<DeviceScalars> {
+/// A copy of `scalars` (Montgomery form, as given) on GPU `device`, with
+/// `check` checked below the modulus on the way.
+pub fn upload_scalars(device: usize, scalars: &[Fr], check: Option<Checked>) -> Result<DeviceScalars> {
     Ok(DeviceScalars {
-        buf: DeviceBuffer::upload(device, scalars, "uploading scalars to the GPU")?,
+        buf: DeviceBuffer::upload_padded(
+            device,
+            scalars,
+            std::mem::size_of_val(scalars),
+            "uploading scalars to the GPU",
+            check,
+        )?,
         len: scalars.len(),
     })
 }
@@ -795,20 +824,39 @@ pub struct DeviceAbc {
 /// a, b, c (one length, at most the domain's size) to GPU `device` for an H
 /// step over `domain`, through the pinned staging buffers taken piece by
 /// piece, so that another circuit's MSMs upload their scalars in between.
-pub fn upload_abc(device: usize, domain: &Domain, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<DeviceAbc> {
+/// With `check` (a circuit's index), the values are checked below the
+/// modulus on the way (see `Checked`).
+pub fn upload_abc(
+    device: usize,
+    domain: &Domain,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+    check: Option<usize>,
+) -> Result<DeviceAbc> {
     check_abc(domain, a.len(), b.len(), c.len())?;
     let capacity = domain.m * std::mem::size_of::<Fr>();
-    let up = |v: &[Fr]| DeviceBuffer::upload_padded(device, v, capacity, "uploading a, b, c to the GPU");
+    let up = |v: &[Fr], vector: &'static str| {
+        let checked = check.map(|circuit| Checked { circuit, vector });
+        DeviceBuffer::upload_padded(device, v, capacity, "uploading a, b, c to the GPU", checked)
+    };
     Ok(DeviceAbc {
-        bufs: [up(a)?, up(b)?, up(c)?],
+        bufs: [up(a, "a")?, up(b, "b")?, up(c, "c")?],
         len: a.len(),
         log_m: domain.log_m,
     })
 }
 
-/// The H step's inputs: on the host, or already on the GPU.
+/// The H step's inputs: on the host (with `check`, a circuit's index, the
+/// values are checked below the modulus as they go up), or already on the
+/// GPU.
 pub enum Abc<'a> {
-    Host { a: &'a [Fr], b: &'a [Fr], c: &'a [Fr] },
+    Host {
+        a: &'a [Fr],
+        b: &'a [Fr],
+        c: &'a [Fr],
+        check: Option<usize>,
+    },
     Device(DeviceAbc),
 }
 
@@ -833,8 +881,8 @@ fn check_abc(domain: &Domain, a: usize, b: usize, c: usize) -> Result<()> {
 pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(DeviceScalars, HTiming)> {
     let consts = HConstants::of(domain);
     let host = std::ptr::null::<c_void>();
-    let (a, b, c, n, on_device) = match abc {
-        Abc::Host { a, b, c } => {
+    let (a, b, c, n, on_device, checked_circuit) = match abc {
+        Abc::Host { a, b, c, check } => {
             check_abc(domain, a.len(), b.len(), c.len())?;
             (
                 a.as_ptr().cast(),
@@ -842,6 +890,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
                 c.as_ptr().cast(),
                 a.len(),
                 None,
+                check,
             )
         }
         Abc::Device(abc) => {
@@ -855,15 +904,17 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             // back as h), so they leave their owners here.
             let len = abc.len;
             let ptrs = abc.bufs.map(|buf| std::mem::ManuallyDrop::new(buf).ptr);
-            (host, host, host, len, Some(ptrs))
+            (host, host, host, len, Some(ptrs), None)
         }
     };
     let mut timing = HTiming::default();
     let mut h = std::ptr::null_mut();
+    let mut unreduced = [usize::MAX; 3];
     // SAFETY: a, b, c hold n elements each on the host, or `on_device` holds
     // three live device arrays of m elements on this GPU (checked above)
-    // that the call takes over on every path; the constants, timing and the
-    // device-pointer output are valid for the call; h_out is unused.
+    // that the call takes over on every path; the constants, timing, the
+    // device-pointer output and the three-entry `unreduced` (when passed)
+    // are valid for the call; h_out is unused.
     let status = unsafe {
         c2p_cuda_quotient(
             device as c_int,
@@ -877,20 +928,32 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             1,
             std::ptr::null_mut(),
             &mut h,
+            if checked_circuit.is_some() {
+                unreduced.as_mut_ptr()
+            } else {
+                std::ptr::null_mut()
+            },
             &mut timing,
         )
     };
     check(status, "GPU H step")?;
-    Ok((
-        DeviceScalars {
-            buf: DeviceBuffer {
-                device: device as c_int,
-                ptr: h,
-            },
-            len: domain.m - 1,
+    let h = DeviceScalars {
+        buf: DeviceBuffer {
+            device: device as c_int,
+            ptr: h,
         },
-        timing,
-    ))
+        len: domain.m - 1,
+    };
+    if let Some(circuit) = checked_circuit {
+        // The first vector in a, b, c order with a value not below the
+        // modulus; h, computed from it, is dropped (freed).
+        for (vector, &at) in ["a", "b", "c"].into_iter().zip(&unreduced) {
+            if at != usize::MAX {
+                return Err(Checked { circuit, vector }.error(at));
+            }
+        }
+    }
+    Ok((h, timing))
 }
 
 /// Σ scalars[i]·points[offset + i] over G1 on the GPU.

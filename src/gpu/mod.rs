@@ -14,12 +14,29 @@ mod standin;
 pub use standin::*;
 
 use crate::cpu::ntt::Domain;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ffi::blst::Fr;
 use crate::ffi::blst::{G1Affine, G2Affine, G1, G2};
 use crate::params::Parameters;
 use once_cell::sync::OnceCell;
 use std::sync::Arc;
+
+/// Witness values to check below the field modulus as they go up to a GPU:
+/// the staging copies read every value anyway, so checked there the check
+/// costs no pass of its own over host memory (16 GiB per 2^27 partition).
+/// Which circuit and vector they are, for the error.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked {
+    pub circuit: usize,
+    pub vector: &'static str,
+}
+
+impl Checked {
+    /// The error for the first value not below the modulus, at `index`.
+    pub fn error(&self, index: usize) -> Error {
+        Error::unreduced(self.circuit, self.vector, index)
+    }
+}
 
 /// The per-domain constants of the H step, as the CUDA code takes them
 /// (all Montgomery form, the layout of `c2p_h_consts`).

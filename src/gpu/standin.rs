@@ -141,20 +141,36 @@ pub enum Scalars<'a> {
     Shared(&'a DeviceScalars),
 }
 
-pub fn upload_scalars(_device: usize, _scalars: &[Fr]) -> Result<DeviceScalars> {
+pub fn upload_scalars(
+    _device: usize,
+    _scalars: &[Fr],
+    _check: Option<super::Checked>,
+) -> Result<DeviceScalars> {
     Err(unsupported())
 }
 
 /// a, b, c on a GPU (never created in this build).
 pub struct DeviceAbc(());
 
-pub fn upload_abc(_device: usize, _domain: &Domain, _a: &[Fr], _b: &[Fr], _c: &[Fr]) -> Result<DeviceAbc> {
+pub fn upload_abc(
+    _device: usize,
+    _domain: &Domain,
+    _a: &[Fr],
+    _b: &[Fr],
+    _c: &[Fr],
+    _check: Option<usize>,
+) -> Result<DeviceAbc> {
     Err(unsupported())
 }
 
 /// The H step's inputs: on the host, or already on the GPU.
 pub enum Abc<'a> {
-    Host { a: &'a [Fr], b: &'a [Fr], c: &'a [Fr] },
+    Host {
+        a: &'a [Fr],
+        b: &'a [Fr],
+        c: &'a [Fr],
+        check: Option<usize>,
+    },
     Device(DeviceAbc),
 }
 

@@ -138,21 +138,38 @@ impl Assignment<'_> {
     /// bellperson never produces one that is not, and the GPU and CPU
     /// backends would not agree on it. `index` names the circuit.
     pub fn check_reduced(&self, index: usize) -> Result<()> {
-        for (name, values) in [
-            ("a", self.a),
-            ("b", self.b),
-            ("c", self.c),
-            ("inputs", self.inputs),
-            ("aux", self.aux),
-        ] {
-            if let Some(j) = first_unreduced(values) {
-                return Err(Error::invalid(format!(
-                    "circuits[{index}].{name}[{j}] is not below the field modulus"
-                )));
-            }
-        }
-        Ok(())
+        check_vectors(
+            index,
+            &[
+                ("a", self.a),
+                ("b", self.b),
+                ("c", self.c),
+                ("inputs", self.inputs),
+                ("aux", self.aux),
+            ],
+        )
     }
+
+    /// `check_reduced` of the inputs alone.
+    pub fn check_inputs_reduced(&self, index: usize) -> Result<()> {
+        check_vectors(index, &[("inputs", self.inputs)])
+    }
+
+    /// `check_reduced` of the aux values alone.
+    pub fn check_aux_reduced(&self, index: usize) -> Result<()> {
+        check_vectors(index, &[("aux", self.aux)])
+    }
+}
+
+/// The first value not below the modulus in the named vectors of circuit
+/// `index`, in their order, as an error.
+fn check_vectors(index: usize, vectors: &[(&str, &[Fr])]) -> Result<()> {
+    for &(name, values) in vectors {
+        if let Some(j) = first_unreduced(values) {
+            return Err(Error::unreduced(index, name, j));
+        }
+    }
+    Ok(())
 }
 
 /// An owned witness, for callers that build one in Rust (tests, the

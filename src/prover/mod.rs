@@ -246,21 +246,16 @@ fn witness_sums(
     w: &Assignment,
     aux_ahead: Option<gpu::DeviceScalars>,
     cancelled: &AtomicBool,
+    check: Option<usize>,
 ) -> Result<WitnessSums> {
     use engine::Stage;
     // The aux values go up once for the four MSMs that read them (L, A,
     // B_G1, B_G2), here (counted with L) unless they went up ahead; without
-    // room for that copy, each MSM uploads them.
+    // room for that copy, each MSM uploads them (checked here first when
+    // `check` says they are not yet: the MSMs' own uploads do not check).
     let aux_on_gpu = match aux_ahead {
         Some(aux) => Some(aux),
-        None => timed(Stage::MsmL, || match gpu::upload_scalars(gpu, w.aux) {
-            Ok(aux) => Ok(Some(aux)),
-            Err(e) if e.kind == ErrorKind::OutOfMemory => {
-                log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        })?,
+        None => upload_aux(gpu, w, check)?,
     };
     let aux = || match &aux_on_gpu {
         Some(aux) => gpu::Scalars::Shared(aux),
@@ -289,6 +284,29 @@ fn witness_sums(
             Ok(gpu::msm_g2(&device.b_g2, 0, &b_inp)?
                 + gpu::msm_g2_masked(&device.b_g2, b_inp_points, aux(), b_aux)?)
         })?,
+    })
+}
+
+/// w's aux values on GPU `gpu` for the witness MSMs (counted with L), or
+/// `None` without room for them (each MSM then uploads them); checked below
+/// the modulus on the way with `check`, or on the CPU when they stay.
+fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option<gpu::DeviceScalars>> {
+    let checked = check.map(|circuit| gpu::Checked {
+        circuit,
+        vector: "aux",
+    });
+    timed(engine::Stage::MsmL, || {
+        match gpu::upload_scalars(gpu, w.aux, checked) {
+            Ok(aux) => Ok(Some(aux)),
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
+                if let Some(circuit) = check {
+                    w.check_aux_reduced(circuit)?;
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     })
 }
 
@@ -417,12 +435,12 @@ fn select(scalars: &[Fr], density: &[u64]) -> Vec<Fr> {
 fn gpu_stage(
     call: &Call,
     device: Option<&Arc<gpu::DeviceParams>>,
-    index: usize,
-    w: &Assignment,
+    circuit: Circuit,
     sel: Option<&DensitySelected>,
     (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
     gpu: usize,
 ) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let Circuit { index, w, check } = circuit;
     let Call {
         params,
         domain,
@@ -445,6 +463,7 @@ fn gpu_stage(
                 a: w.a,
                 b: w.b,
                 c: w.c,
+                check,
             },
             None,
         ),
@@ -452,7 +471,7 @@ fn gpu_stage(
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
     let sel = match (device, sel) {
-        (Some(device), _) => return resident_stage(call, device, index, w, (abc, aux), gpu, waited).map(Ok),
+        (Some(device), _) => return resident_stage(call, device, circuit, (abc, aux), gpu, waited).map(Ok),
         (None, Some(sel)) => sel,
         (None, None) => {
             return Err(Error::new(
@@ -498,12 +517,12 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
 fn resident_stage(
     call: &Call,
     device: &gpu::DeviceParams,
-    index: usize,
-    w: &Assignment,
+    circuit: Circuit,
     (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
     gpu: usize,
     waited: Instant,
 ) -> Result<QuerySums> {
+    let Circuit { index, w, check } = circuit;
     let Call {
         domain, cancelled, ..
     } = *call;
@@ -526,7 +545,7 @@ fn resident_stage(
     };
     let (h, h_done, witness) = if beside {
         let (h, witness) = std::thread::scope(|scope| {
-            let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled));
+            let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled, check));
             (h_side(abc), witness.join())
         });
         let witness =
@@ -552,6 +571,7 @@ fn resident_stage(
                     a: w.a,
                     b: w.b,
                     c: w.c,
+                    check,
                 })?
             }
             other => other?,
@@ -561,14 +581,14 @@ fn resident_stage(
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
                 check_cancelled(cancelled)?;
                 engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
-                witness_sums(device, gpu, w, None, cancelled)?
+                witness_sums(device, gpu, w, None, cancelled, check)?
             }
             other => other?,
         };
         (h, h_done, witness)
     } else {
         let (h, h_done) = h_side(abc)?;
-        (h, h_done, witness_sums(device, gpu, w, aux, cancelled)?)
+        (h, h_done, witness_sums(device, gpu, w, aux, cancelled, check)?)
     };
     engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
     Ok(witness.with_h(h))
@@ -653,6 +673,7 @@ fn upload_ahead(
     w: &Assignment,
     gpu: usize,
     cancelled: &AtomicBool,
+    check: Option<usize>,
 ) -> Result<Option<Ahead>> {
     let started = Instant::now();
     let slot = engine::upload_slot(gpu);
@@ -671,10 +692,14 @@ fn upload_ahead(
         );
         None
     } else {
-        match gpu::upload_abc(gpu, domain, w.a, w.b, w.c) {
+        match gpu::upload_abc(gpu, domain, w.a, w.b, w.c, check) {
             Ok(abc) => {
                 let aux = if free >= abc_bytes + aux_bytes + headroom {
-                    match gpu::upload_scalars(gpu, w.aux) {
+                    let checked = check.map(|circuit| gpu::Checked {
+                        circuit,
+                        vector: "aux",
+                    });
+                    match gpu::upload_scalars(gpu, w.aux, checked) {
                         Ok(aux) => Some(aux),
                         Err(e) if e.kind == ErrorKind::OutOfMemory => None,
                         Err(e) => return Err(e),
@@ -717,38 +742,8 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
     } = *call;
     check_cancelled(cancelled)?;
     let begun = Instant::now();
-    if !values_checked {
-        w.check_reduced(index)?;
-        engine::STATS.add(engine::Stage::CheckValues, begun.elapsed());
-    }
-    let started = Instant::now();
     let sums = if on_gpu && gpu::available() && gpu::handles_domain(domain.log_m) {
-        // The parameters go to the GPU on first use (or stay on the host),
-        // inside the lane: the decision reads the GPU's free memory, which
-        // another circuit's GPU stage would be using.
-        let device = match params.device.decided(gpu) {
-            Some(device) => device,
-            None => {
-                let _lane = engine::gpu_lane(gpu);
-                params.device.get_or_upload(params, gpu)
-            }
-        };
-        let selecting = Instant::now();
-        engine::STATS.add(engine::Stage::ParamsUpload, selecting - started);
-        // Streamed MSMs take their density selections from the CPU, made
-        // before the lane so that they overlap another circuit's GPU stage.
-        let sel = device.is_none().then(|| DensitySelected::of(w));
-        engine::STATS.add(engine::Stage::CpuSelect, selecting.elapsed());
-        check_cancelled(cancelled)?;
-        // With resident points (h stays on the GPU), a, b, c go up while
-        // another circuit's GPU stage runs; with the lane free, the H step
-        // uploads them itself (overlapped with its transforms).
-        let lane = engine::try_gpu_lane(gpu);
-        let ahead = match (device, &lane) {
-            (Some(_), None) if abc_ahead_enabled() => upload_ahead(domain, w, gpu, cancelled)?,
-            _ => None,
-        };
-        match gpu_stage(call, device, index, w, sel.as_ref(), (ahead, lane), gpu)? {
+        match gpu_sums(call, index, w, gpu)? {
             Ok(sums) => sums,
             Err(h) => {
                 let cpu = Instant::now();
@@ -758,6 +753,10 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
             }
         }
     } else {
+        if !values_checked {
+            check_values(w, index)?;
+        }
+        let started = Instant::now();
         let h = quotient(domain, w.a, w.b, w.c);
         let h_done = Instant::now();
         engine::STATS.add(engine::Stage::CpuH, h_done - started);
@@ -772,6 +771,89 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
     engine::STATS.circuit_done();
     log::debug!("circuit {index}: {:.3} s in all", begun.elapsed().as_secs_f64());
     Ok(proof)
+}
+
+/// A circuit's sums on GPU `gpu`, or its h for the CPU's MSMs when the
+/// GPU's streamed MSMs ran out of memory.
+fn gpu_sums(
+    call: &Call,
+    index: usize,
+    w: &Assignment,
+    gpu: usize,
+) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let Call {
+        params,
+        domain,
+        cancelled,
+        values_checked,
+        ..
+    } = *call;
+    let started = Instant::now();
+    // The parameters go to the GPU on first use (or stay on the host),
+    // inside the lane: the decision reads the GPU's free memory, which
+    // another circuit's GPU stage would be using.
+    let device = match params.device.decided(gpu) {
+        Some(device) => device,
+        None => {
+            let _lane = engine::gpu_lane(gpu);
+            params.device.get_or_upload(params, gpu)
+        }
+    };
+    let selecting = Instant::now();
+    engine::STATS.add(engine::Stage::ParamsUpload, selecting - started);
+    // Values not known to be below the modulus: with resident points a, b,
+    // c and aux go up through the staging copies, which check them on the
+    // way (`gpu::Checked`), so only the inputs are checked here; with
+    // streamed points all of them, before anything reads them. Checked
+    // here, a call's first circuit would keep the GPU idle ~0.3 s at 2^27.
+    let check = match (values_checked, device) {
+        (true, _) => None,
+        (false, Some(_)) => {
+            let begun = Instant::now();
+            let checked = w.check_inputs_reduced(index);
+            engine::STATS.add(engine::Stage::CheckValues, begun.elapsed());
+            checked?;
+            Some(index)
+        }
+        (false, None) => {
+            check_values(w, index)?;
+            None
+        }
+    };
+    // Streamed MSMs take their density selections from the CPU, made
+    // before the lane so that they overlap another circuit's GPU stage.
+    let selecting = Instant::now();
+    let sel = device.is_none().then(|| DensitySelected::of(w));
+    engine::STATS.add(engine::Stage::CpuSelect, selecting.elapsed());
+    check_cancelled(cancelled)?;
+    // With resident points (h stays on the GPU), a, b, c go up while
+    // another circuit's GPU stage runs; with the lane free, the H step
+    // uploads them itself (overlapped with its transforms).
+    let lane = engine::try_gpu_lane(gpu);
+    let ahead = match (device, &lane) {
+        (Some(_), None) if abc_ahead_enabled() => upload_ahead(domain, w, gpu, cancelled, check)?,
+        _ => None,
+    };
+    let circuit = Circuit { index, w, check };
+    gpu_stage(call, device, circuit, sel.as_ref(), (ahead, lane), gpu)
+}
+
+/// One circuit of a call on its way through the GPU stage.
+#[derive(Clone, Copy)]
+struct Circuit<'a> {
+    index: usize,
+    w: &'a Assignment<'a>,
+    /// `Some(index)`: its values are still to be checked below the modulus,
+    /// as they go up to the GPU (see `gpu::Checked`).
+    check: Option<usize>,
+}
+
+/// `w.check_reduced`, timed.
+fn check_values(w: &Assignment, index: usize) -> Result<()> {
+    let begun = Instant::now();
+    let checked = w.check_reduced(index);
+    engine::STATS.add(engine::Stage::CheckValues, begun.elapsed());
+    checked
 }
 
 #[cfg(test)]

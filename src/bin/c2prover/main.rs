@@ -200,7 +200,9 @@ fn main() -> ExitCode {
         1 => "c2prover=debug",
         _ => "c2prover=trace",
     };
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp_millis()
+        .init();
     let result = match cli.command {
         Command::Prove(a) => prove(a),
         Command::Verify(a) => verify(a),
@@ -866,7 +868,7 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         // h finds h there): no upload from the host. Shared scalars are
         // converted into a copy of the MSM's own (the prover's MSM over h
         // converts h in place): the same traffic.
-        let resident = c2prover::gpu::upload_scalars(0, &dense)?;
+        let resident = c2prover::gpu::upload_scalars(0, &dense, None)?;
         let mut phases = None;
         let ms = time_runs(args.runs, || {
             c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Shared(&resident))
