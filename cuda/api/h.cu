@@ -8,7 +8,7 @@
 //
 // Device memory per call: three domain-sized vectors (3·32·m bytes) plus the
 // twiddle table (16·m bytes, cached per device and domain size) and the coset
-// tables (6 × 2^14 × 32 bytes). Everything but the cached tables is freed
+// tables ((4 × 2^14 + 1) × 32 bytes). Everything but the cached tables is freed
 // before the call returns, on success and on failure. Host: a, b, c are
 // uploaded through two 64 MiB pinned staging buffers per device (kept),
 // on a stream of their own, so the transforms of a run while b uploads.
@@ -230,13 +230,12 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         C2P_CUDA_OK(d_b.alloc(m));
         C2P_CUDA_OK(d_c.alloc(m));
     }
-    C2P_CUDA_OK(coset.alloc(6u << 14));
+    C2P_CUDA_OK(coset.alloc((4u << 14) + 1));
     fr_t* g_lo = coset.ptr;
     fr_t* g_hi = g_lo + (1 << 14);
     fr_t* ginv_lo = g_hi + (1 << 14);
     fr_t* ginv_hi = ginv_lo + (1 << 14);
-    fr_t* cz_lo = ginv_hi + (1 << 14);  // 1/(m·z) everywhere: c's scaling
-    fr_t* cz_hi = cz_lo + (1 << 14);    // (ones)
+    fr_t* cz = ginv_hi + (1 << 14);  // 1/(m·z): c's scaling, a constant
     // The constant factors ride in the low tables: m^-1 for the inverse
     // transforms, and 1/Z on the coset for the way back, so each shift costs
     // two products per element and the pointwise step one.
@@ -244,8 +243,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     C2P_CUDA_OK(launch_powers(g_hi, 1 << 14, k.g_2_14, fr_t::one(), compute.s));
     C2P_CUDA_OK(launch_powers(ginv_lo, 1 << 14, k.g_inv, k.m_inv_z_inv, compute.s));
     C2P_CUDA_OK(launch_powers(ginv_hi, 1 << 14, k.g_inv_2_14, fr_t::one(), compute.s));
-    C2P_CUDA_OK(launch_powers(cz_lo, 1 << 14, fr_t::one(), k.m_inv_z_inv, compute.s));
-    C2P_CUDA_OK(launch_powers(cz_hi, 1 << 14, fr_t::one(), fr_t::one(), compute.s));
+    C2P_CUDA_OK(launch_powers(cz, 1, fr_t::one(), k.m_inv_z_inv, compute.s));
     const bool six = six_transforms();
     // a·b (− c with seven transforms) on the coset, then back: inverse
     // transform, unshift and divide by Z (in ginv_lo), natural order, into
@@ -266,8 +264,8 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     // 1/(m·z), subtracted from h in natural order by its last pass's stores.
     auto c_out_of_h = [&]() -> cudaError_t {
         if (fused_scale())
-            return ntt(d_c.ptr, log_m, true, true, table, compute.s, cz_lo, cz_hi, d_b.ptr, nullptr, nullptr, true);
-        C2P_CUDA_OK(ntt(d_c.ptr, log_m, true, true, table, compute.s, cz_lo, cz_hi));
+            return ntt(d_c.ptr, log_m, true, true, table, compute.s, cz, nullptr, d_b.ptr, nullptr, nullptr, true);
+        C2P_CUDA_OK(ntt(d_c.ptr, log_m, true, true, table, compute.s, cz, nullptr));
         c2p::subtract_bitrev<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_c.ptr, log_m);
         return cudaGetLastError();
     };

@@ -77,8 +77,10 @@ __device__ __forceinline__ void butterfly(fr_t& x0, fr_t& x1, uint32_t j, int lo
 }
 
 // c·base^(bitrev(p)) for position p of a transform of 2^log_m elements,
-// from the two tables of scale_bitrev_powers (below).
+// from the two tables of scale_bitrev_powers (below); without `hi`, the
+// constant lo[0] (a scaling by a constant costs no second product).
 __device__ __forceinline__ fr_t bitrev_power(uint64_t p, int log_m, const fr_t* lo, const fr_t* hi) {
+    if (!hi) return lo[0];
     const uint64_t i = log_m ? (__brevll(p) >> (64 - log_m)) : 0;
     return lo[i & 0x3fff] * hi[i >> 14];
 }
@@ -221,7 +223,8 @@ __global__ void __launch_bounds__(NTT_THREADS, 3)
 
 // values[p] *= c · base^(bitrev(p)), with c·base^i from two tables
 // (lo: c·base^i, hi: base^(i·2^14), i < 2^14): the coset shift (and a
-// constant factor) of coefficients held in bit-reversed order.
+// constant factor) of coefficients held in bit-reversed order; without
+// `hi`, values[p] *= lo[0].
 __global__ void scale_bitrev_powers(fr_t* values, int log_m, const fr_t* lo, const fr_t* hi) {
     uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >> log_m) return;
