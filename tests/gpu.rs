@@ -219,6 +219,64 @@ mod with_cuda {
         fp_suite(c2prover::gpu::field_op_on_host, 1 << 16);
     }
 
+    /// The staging copy's check below the modulus, on the host (no GPU
+    /// needed: this runs in CI): copies whole, and names the first value
+    /// not below r wherever it falls among the copy's 64 KiB checks, 2 MiB
+    /// parts and 64 MiB staging pieces, on the caller alone (under 4 MiB)
+    /// and over the copy workers.
+    #[test]
+    fn staging_copies_find_the_first_value_not_below_the_modulus() {
+        use c2prover::gpu::checked_copy_on_host;
+        let r = [
+            0xffffffff00000001u64,
+            0x53bda402fffe5bfe,
+            0x3339d80809a1d805,
+            0x73eda753299d7d48,
+        ];
+        let limbs = |v: [u64; 4]| Fr::slice_from_limbs(&[v])[0];
+        let bad = [
+            limbs(r),
+            limbs([r[0] + 1, r[1], r[2], r[3]]),
+            limbs([0, r[1] + 1, r[2], r[3]]),
+            limbs([0, 0, 0, u64::MAX]),
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let (piece, part, stage) = (2048usize, 65536usize, 1usize << 21);
+        for n in [0usize, 1, 1000, 100_000, stage + 3 * part + 5] {
+            let mut values: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+            if n > 0 {
+                values[n / 2] = limbs([r[0] - 1, r[1], r[2], r[3]]);
+            }
+            let (copy, found) = checked_copy_on_host(&values).unwrap();
+            assert!(copy == values, "{n} values copied");
+            assert_eq!(found, None, "{n} values below r");
+            let edges = [
+                0,
+                piece - 1,
+                piece,
+                part - 1,
+                part,
+                part + 1,
+                stage - 1,
+                stage,
+                n - 1,
+            ];
+            for (k, at) in edges.into_iter().filter(|&at| at < n).enumerate() {
+                let mut v = values.clone();
+                v[at] = bad[k % bad.len()];
+                // A later value does not hide it, in the same piece or after.
+                for later in [at + 1, at + part, n - 1] {
+                    if later > at && later < n {
+                        v[later] = bad[(k + 1) % bad.len()];
+                    }
+                }
+                let (copy, found) = checked_copy_on_host(&v).unwrap();
+                assert!(copy == v, "{n} values, one not below r at {at}, copied");
+                assert_eq!(found, Some(at), "{n} values, the first not below r at {at}");
+            }
+        }
+    }
+
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn ntt_equals_cpu_at_every_size() {

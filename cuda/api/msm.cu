@@ -748,6 +748,26 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
     return (int)run();
 }
 
+// The staging copy's check on the host alone (no GPU needed; for tests):
+// dst <- src, `bytes` long (whole field elements), through the copy
+// workers as an upload's pieces go, with *unreduced the index of the first
+// element not below r, or SIZE_MAX.
+extern "C" int c2p_cuda_checked_copy(void* dst, const void* src, size_t bytes, size_t* unreduced) {
+    *unreduced = c2p::host::NONE_UNREDUCED;
+    if (bytes % c2p::host::FR_BYTES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_checked_copy: whole field elements", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    for (size_t off = 0; off < bytes; off += c2p::host::STAGE_BYTES) {
+        size_t found = c2p::host::NONE_UNREDUCED;
+        c2p::host::parallel_copy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
+                                 std::min(c2p::host::STAGE_BYTES, bytes - off), &found);
+        if (*unreduced == c2p::host::NONE_UNREDUCED && found != c2p::host::NONE_UNREDUCED)
+            *unreduced = off / c2p::host::FR_BYTES + found;
+    }
+    return 0;
+}
+
 // Copies `bytes` of device memory at `ptr` (from c2p_cuda_upload or
 // c2p_cuda_quotient) on device `device` to `host`, through the pinned
 // staging buffers (for tests and checks: h as the H step left it).

@@ -21,6 +21,12 @@ extern "C" {
         out: *mut *mut c_void,
     ) -> c_int;
     fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_checked_copy(
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+        unreduced: *mut usize,
+    ) -> c_int;
     fn c2p_cuda_download(device: c_int, ptr: *const c_void, bytes: usize, host: *mut c_void) -> c_int;
     fn c2p_cuda_msm(
         device: c_int,
@@ -795,6 +801,26 @@ impl DeviceScalars {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// The staging copy's check on the host alone (no GPU needed: for tests):
+/// a copy of `values` through the copy workers, and the index of the first
+/// value not below the modulus, if any.
+pub fn checked_copy_on_host(values: &[Fr]) -> Result<(Vec<Fr>, Option<usize>)> {
+    let mut out = vec![Fr::ZERO; values.len()];
+    let mut unreduced = usize::MAX;
+    // SAFETY: `values` and `out` are live slices of the same length in
+    // bytes; `unreduced` is a valid output location.
+    let status = unsafe {
+        c2p_cuda_checked_copy(
+            out.as_mut_ptr().cast(),
+            values.as_ptr().cast(),
+            std::mem::size_of_val(values),
+            &mut unreduced,
+        )
+    };
+    check(status, "checked copy")?;
+    Ok((out, (unreduced != usize::MAX).then_some(unreduced)))
 }
 
 /// A copy of `scalars` (Montgomery form, as given) on GPU `device`, with
