@@ -198,10 +198,10 @@ inline unsigned stage_threads() {
 // The scalar field's modulus r in little-endian 64-bit limbs, the layout of
 // the witness values the caller hands over (Montgomery or canonical form,
 // below r either way).
-constexpr uint64_t FR_MODULUS_LIMBS[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
-                                          0x73eda753299d7d48ull};
-constexpr size_t FR_BYTES = 32;
-constexpr size_t NONE_UNREDUCED = ~(size_t)0;
+inline constexpr uint64_t FR_MODULUS_LIMBS[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
+                                                 0x73eda753299d7d48ull};
+inline constexpr size_t FR_BYTES = 32;
+inline constexpr size_t NONE_UNREDUCED = ~(size_t)0;
 
 // The index of the first of the `n` field elements at `values` (32 bytes
 // each, limbs as above) that is not below r, or NONE_UNREDUCED. Values in

@@ -617,14 +617,16 @@ impl DeviceBuffer {
                 &mut ptr,
             )
         };
-        check(status, what)?;
-        let buf = DeviceBuffer {
+        // A value not below the modulus is the caller's error whatever
+        // failed after it was found; the array (freed on drop) exists only
+        // when the call succeeded.
+        let buf = check(status, what).map(|()| DeviceBuffer {
             device: device as c_int,
             ptr,
-        };
+        });
         match checked {
             Some(checked) if unreduced != usize::MAX => Err(checked.error(unreduced)),
-            _ => Ok(buf),
+            _ => buf,
         }
     }
 }
@@ -962,24 +964,25 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             &mut timing,
         )
     };
-    check(status, "GPU H step")?;
-    let h = DeviceScalars {
+    // h (freed on drop) exists only when the call succeeded.
+    let h = check(status, "GPU H step").map(|()| DeviceScalars {
         buf: DeviceBuffer {
             device: device as c_int,
             ptr: h,
         },
         len: domain.m - 1,
-    };
+    });
     if let Some(circuit) = checked_circuit {
         // The first vector in a, b, c order with a value not below the
-        // modulus; h, computed from it, is dropped (freed).
+        // modulus, whatever failed after it was found; h, computed from
+        // it, is dropped.
         for (vector, &at) in ["a", "b", "c"].into_iter().zip(&unreduced) {
             if at != usize::MAX {
                 return Err(Checked { circuit, vector }.error(at));
             }
         }
     }
-    Ok((h, timing))
+    Ok((h?, timing))
 }
 
 /// Σ scalars[i]·points[offset + i] over G1 on the GPU.
