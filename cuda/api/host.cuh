@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common.cuh"
+#include "../ff/bls12_381.cuh"
 
 namespace c2p {
 namespace host {
@@ -195,13 +196,21 @@ inline unsigned stage_threads() {
     return n;
 }
 
-// The scalar field's modulus r in little-endian 64-bit limbs, the layout of
-// the witness values the caller hands over (Montgomery or canonical form,
-// below r either way).
-inline constexpr uint64_t FR_MODULUS_LIMBS[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
-                                                 0x73eda753299d7d48ull};
-inline constexpr size_t FR_BYTES = 32;
+// Witness values as the caller hands them over: field elements of 32 bytes,
+// four little-endian 64-bit limbs (Montgomery or canonical form, below r
+// either way). Limb l of r, from fr_params' 32-bit limbs.
+inline constexpr size_t FR_BYTES = sizeof(fr_t);
+inline constexpr uint64_t fr_modulus_limb(int l) {
+    return (uint64_t)fr_params::MOD(2 * l + 1) << 32 | fr_params::MOD(2 * l);
+}
 inline constexpr size_t NONE_UNREDUCED = ~(size_t)0;
+
+// *first = base + found, unless found is NONE_UNREDUCED or *first already
+// holds one: pieces of a copy checked in order, the first piece with one
+// holds the first.
+inline void keep_first_unreduced(size_t* first, size_t base, size_t found) {
+    if (*first == NONE_UNREDUCED && found != NONE_UNREDUCED) *first = base + found;
+}
 
 // The index of the first of the `n` field elements at `values` (32 bytes
 // each, limbs as above) that is not below r, or NONE_UNREDUCED. Values in
@@ -211,10 +220,10 @@ inline size_t first_unreduced(const unsigned char* values, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint64_t limbs[4];
         memcpy(limbs, values + i * FR_BYTES, FR_BYTES);  // the caller's bytes may be unaligned
-        if (limbs[3] < FR_MODULUS_LIMBS[3]) continue;
+        if (limbs[3] < fr_modulus_limb(3)) continue;
         for (int l = 3; l >= 0; l--) {
-            if (limbs[l] != FR_MODULUS_LIMBS[l]) {
-                if (limbs[l] > FR_MODULUS_LIMBS[l]) return i;
+            if (limbs[l] != fr_modulus_limb(l)) {
+                if (limbs[l] > fr_modulus_limb(l)) return i;
                 break;
             }
             if (l == 0) return i;  // equal to r
@@ -366,9 +375,7 @@ inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, stagi
         C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));  // the buffer's last DMA is over
         size_t found = NONE_UNREDUCED;
         parallel_copy(st.buf[slot], (const char*)src + off, len, unreduced ? &found : nullptr);
-        // Pieces go in order: the first piece with one holds the first.
-        if (unreduced && *unreduced == NONE_UNREDUCED && found != NONE_UNREDUCED)
-            *unreduced = off / FR_BYTES + found;
+        if (unreduced) keep_first_unreduced(unreduced, off / FR_BYTES, found);
         C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
         C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
         slot ^= 1;

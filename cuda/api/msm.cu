@@ -731,9 +731,7 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
                 err = c2p::host::staged_upload(static_cast<char*>(ptr) + off, static_cast<const char*>(host) + off,
                                                std::min(piece, bytes - off), *st, slot, stream.s,
                                                unreduced ? &found : nullptr);
-            // Pieces go in order: the first piece with one holds the first.
-            if (unreduced && *unreduced == c2p::host::NONE_UNREDUCED && found != c2p::host::NONE_UNREDUCED)
-                *unreduced = off / c2p::host::FR_BYTES + found;
+            if (unreduced) c2p::host::keep_first_unreduced(unreduced, off / c2p::host::FR_BYTES, found);
         }
         if (err == cudaSuccess && capacity > bytes)
             err = cudaMemsetAsync(static_cast<char*>(ptr) + bytes, 0, capacity - bytes, stream.s);
@@ -753,17 +751,17 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
 // workers as an upload's pieces go, with *unreduced the index of the first
 // element not below r, or SIZE_MAX.
 extern "C" int c2p_cuda_checked_copy(void* dst, const void* src, size_t bytes, size_t* unreduced) {
-    *unreduced = c2p::host::NONE_UNREDUCED;
-    if (bytes % c2p::host::FR_BYTES) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_checked_copy: whole field elements", __FILE__, __LINE__);
+    if (!unreduced || bytes % c2p::host::FR_BYTES || (bytes && (!dst || !src))) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_checked_copy arguments (whole field elements)", __FILE__,
+                          __LINE__);
         return (int)cudaErrorInvalidValue;
     }
+    *unreduced = c2p::host::NONE_UNREDUCED;
     for (size_t off = 0; off < bytes; off += c2p::host::STAGE_BYTES) {
         size_t found = c2p::host::NONE_UNREDUCED;
         c2p::host::parallel_copy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
                                  std::min(c2p::host::STAGE_BYTES, bytes - off), &found);
-        if (*unreduced == c2p::host::NONE_UNREDUCED && found != c2p::host::NONE_UNREDUCED)
-            *unreduced = off / c2p::host::FR_BYTES + found;
+        c2p::host::keep_first_unreduced(unreduced, off / c2p::host::FR_BYTES, found);
     }
     return 0;
 }

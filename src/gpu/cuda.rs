@@ -865,8 +865,13 @@ pub fn upload_abc(
     check_abc(domain, a.len(), b.len(), c.len())?;
     let capacity = domain.m * std::mem::size_of::<Fr>();
     let up = |v: &[Fr], vector: &'static str| {
-        let checked = check.map(|circuit| Checked { circuit, vector });
-        DeviceBuffer::upload_padded(device, v, capacity, "uploading a, b, c to the GPU", checked)
+        DeviceBuffer::upload_padded(
+            device,
+            v,
+            capacity,
+            "uploading a, b, c to the GPU",
+            Checked::of(check, vector),
+        )
     };
     Ok(DeviceAbc {
         bufs: [up(a, "a")?, up(b, "b")?, up(c, "c")?],

@@ -32,6 +32,11 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// `vector` of circuit `circuit`, when there is one to check.
+    pub fn of(circuit: Option<usize>, vector: &'static str) -> Option<Checked> {
+        circuit.map(|circuit| Checked { circuit, vector })
+    }
+
     /// The error for the first value not below the modulus, at `index`.
     pub fn error(&self, index: usize) -> Error {
         Error::unreduced(self.circuit, self.vector, index)

@@ -296,12 +296,8 @@ fn witness_sums(
 /// `None` without room for them (each MSM then uploads them); checked below
 /// the modulus on the way with `check`, or on the CPU when they stay.
 fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option<gpu::DeviceScalars>> {
-    let checked = check.map(|circuit| gpu::Checked {
-        circuit,
-        vector: "aux",
-    });
     timed(engine::Stage::MsmL, || {
-        match gpu::upload_scalars(gpu, w.aux, checked) {
+        match gpu::upload_scalars(gpu, w.aux, gpu::Checked::of(check, "aux")) {
             Ok(aux) => Ok(Some(aux)),
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
@@ -330,12 +326,13 @@ impl WitnessSums {
     }
 }
 
-/// Runs `msm`, timed as the stage `stage` (each query's MSMs).
-fn timed<T>(stage: engine::Stage, msm: impl FnOnce() -> Result<T>) -> Result<T> {
+/// Runs `step`, timed as the stage `stage` when it succeeds (each query's
+/// MSMs, the witness checks).
+fn timed<T>(stage: engine::Stage, step: impl FnOnce() -> Result<T>) -> Result<T> {
     let started = Instant::now();
-    let sum = msm()?;
+    let done = step()?;
     engine::STATS.add(stage, started.elapsed());
-    Ok(sum)
+    Ok(done)
 }
 
 /// The five MSMs on the GPU with the points streamed from host memory (the
@@ -700,11 +697,7 @@ fn upload_ahead(
         match gpu::upload_abc(gpu, domain, w.a, w.b, w.c, check) {
             Ok(abc) => {
                 let aux = if free >= abc_bytes + aux_bytes + headroom {
-                    let checked = check.map(|circuit| gpu::Checked {
-                        circuit,
-                        vector: "aux",
-                    });
-                    match gpu::upload_scalars(gpu, w.aux, checked) {
+                    match gpu::upload_scalars(gpu, w.aux, gpu::Checked::of(check, "aux")) {
                         Ok(aux) => Some(aux),
                         Err(e) if e.kind == ErrorKind::OutOfMemory => None,
                         Err(e) => return Err(e),
@@ -759,7 +752,7 @@ fn prove_one(call: &Call, index: usize, w: &Assignment, r: &Fr, s: &Fr, gpu: usi
         }
     } else {
         if !values_checked {
-            check_values(w, index)?;
+            timed(engine::Stage::CheckValues, || w.check_reduced(index))?;
         }
         let started = Instant::now();
         let h = quotient(domain, w.a, w.b, w.c);
@@ -816,14 +809,11 @@ fn gpu_sums(
     let check = match (values_checked, device) {
         (true, _) => None,
         (false, Some(_)) => {
-            let begun = Instant::now();
-            let checked = w.check_inputs_reduced(index);
-            engine::STATS.add(engine::Stage::CheckValues, begun.elapsed());
-            checked?;
+            timed(engine::Stage::CheckValues, || w.check_inputs_reduced(index))?;
             Some(index)
         }
         (false, None) => {
-            check_values(w, index)?;
+            timed(engine::Stage::CheckValues, || w.check_reduced(index))?;
             None
         }
     };
@@ -853,14 +843,6 @@ struct Circuit<'a> {
     /// `Some(index)`: its values are still to be checked below the modulus,
     /// as they go up to the GPU (see `gpu::Checked`).
     check: Option<usize>,
-}
-
-/// `w.check_reduced`, timed.
-fn check_values(w: &Assignment, index: usize) -> Result<()> {
-    let begun = Instant::now();
-    let checked = w.check_reduced(index);
-    engine::STATS.add(engine::Stage::CheckValues, begun.elapsed());
-    checked
 }
 
 #[cfg(test)]
