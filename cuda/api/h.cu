@@ -294,7 +294,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         staging_t* st = nullptr;
         std::unique_lock<std::mutex> guard;
         if (!abc_device) {
-            guard = std::unique_lock<std::mutex>(staging[device].lock);
+            guard = c2p::host::lock_urgent(staging[device]);
             C2P_CUDA_OK(staging_buffers(device, &st));
         }
         int slot = 0;

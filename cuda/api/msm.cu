@@ -719,11 +719,12 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
         // The staging buffers are taken piece by piece, so that an MSM's
         // scalar upload can go between the pieces of a points upload running
         // beside it (streamed points upload the next chunk during an MSM;
-        // the next circuit's a, b, c go up during this one's MSMs).
+        // the next circuit's a, b, c go up during this one's MSMs), and an
+        // H step's own upload of a, b, c before the next piece (lock_piece).
         const size_t piece = 4 * c2p::host::STAGE_BYTES;
         for (size_t off = 0; err == cudaSuccess && off < bytes; off += piece) {
             c2p::host::staging_t* st = nullptr;
-            std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
+            std::unique_lock<std::mutex> guard = c2p::host::lock_piece(c2p::host::staging[device]);
             err = c2p::host::staging_buffers(device, &st);
             int slot = 0;
             size_t found = c2p::host::NONE_UNREDUCED;
