@@ -151,10 +151,12 @@ cudaError_t msm_window_bits(int device, size_t m, int* c) {
 // their levels move each sum through device memory twice, and the gathers
 // and the per-level inversion outweigh the products saved. Kept as an
 // option, tested, for the work that would change that.
-enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4, SHARED_SUM = 5 };
+// 6: as 5, and G1's Fp products take their operands and leave their
+// result in shared memory (sum_chunks_shared_products; G2 as 5).
+enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4, SHARED_SUM = 5, SHARED_PRODUCTS = 6 };
 int bucket_variant() {
-    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", SHARED_SUM);
-    return v >= PLAIN && v <= SHARED_SUM ? v : SHARED_SUM;
+    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", SHARED_PRODUCTS);
+    return v >= PLAIN && v <= SHARED_PRODUCTS ? v : SHARED_PRODUCTS;
 }
 
 // Whether G1's bucket reduction keeps its two running points in shared
@@ -262,7 +264,7 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     stream_array<J> a, b;
     C2P_CUDA_OK(a.alloc(parts, s));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
-    if (bucket_variant() == SHARED_SUM) {
+    if (bucket_variant() >= SHARED_SUM) {
         const unsigned shared_blocks =
             (unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS);
         if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>)
@@ -611,9 +613,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             // (ptxas, sm_90: 384-byte frame instead of 192), and so would a
             // 128-register cap.
             const int variant = bucket_variant();
-            const unsigned ct = variant == LEAN                ? 128
-                                : variant == SHARED_SUM ? c2p::msm::SHARED_SUM_THREADS
-                                                        : chunk_threads();
+            const bool shared_sum = variant == SHARED_SUM || variant == SHARED_PRODUCTS;
+            const unsigned ct = variant == LEAN ? 128 : shared_sum ? c2p::msm::SHARED_SUM_THREADS : chunk_threads();
             const unsigned chunk_blocks = (unsigned)((total + ct - 1) / ct);
             bool launched = false;
             if constexpr (std::is_same_v<F, c2p::fp_t>) {
@@ -625,6 +626,14 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                     c2p::msm::sum_chunks_shared<F><<<chunk_blocks, ct, 0, s>>>(
                         points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;
+                } else if (variant == SHARED_PRODUCTS) {
+                    // 48 KiB of shared memory per block, as reduce_segments_shared.
+                    C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::sum_chunks_shared_products<F>,
+                                                     cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                     cudaSharedmemCarveoutMaxShared));
+                    c2p::msm::sum_chunks_shared_products<F><<<chunk_blocks, ct, 0, s>>>(
+                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
+                    launched = true;
                 } else if (variant == LEAN) {
                     c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(
                         points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
@@ -632,7 +641,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                 }
             }
             if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
-                if (variant == SHARED_SUM) {
+                if (shared_sum) {
                     c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
                         points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
                     launched = true;

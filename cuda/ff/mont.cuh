@@ -318,6 +318,48 @@ C2P_UNROLL
 
     __device__ static __noinline__ mont_t sqr_call(mont_t a) { return sqr_inline(a); }
 
+#ifdef __CUDA_ARCH__
+    // Elements in shared memory by 32-bit shared-window address (16-byte
+    // aligned), for kernels that keep all of a point addition's values
+    // there (msm/pippenger.cuh, shared_slots). The asm's memory clobber
+    // keeps these in order with each other and with other memory accesses.
+    __device__ static __forceinline__ mont_t load_shared(uint32_t at) {
+        static_assert(N % 4 == 0, "elements move as 128-bit words");
+        mont_t r;
+C2P_UNROLL
+        for (int i = 0; i < N; i += 4)
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(r.l[i]), "=r"(r.l[i + 1]), "=r"(r.l[i + 2]), "=r"(r.l[i + 3])
+                         : "r"(at + 4 * i)
+                         : "memory");
+        return r;
+    }
+    __device__ __forceinline__ void store_shared(uint32_t at) const {
+C2P_UNROLL
+        for (int i = 0; i < N; i += 4)
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(at + 4 * i), "r"(l[i]), "r"(l[i + 1]),
+                         "r"(l[i + 2]), "r"(l[i + 3])
+                         : "memory");
+    }
+
+    // [out] = [a]·[b] and [out] = [a]^2, all three in shared memory (out may
+    // be a or b). A call passing three 32-bit addresses and returning
+    // nothing: the caller moves no operand into the parameter registers and
+    // stores none to the stack, the callee loads its operands straight into
+    // the registers it computes in (sm_90: mul_call costs the G1 bucket
+    // kernel ~35 instructions per product on top of its own; fifteenth
+    // session, BENCHMARKS).
+    __device__ static __noinline__ void mul_shared(uint32_t out, uint32_t a, uint32_t b) {
+        mul_inline(load_shared(a), load_shared(b)).store_shared(out);
+    }
+    // The square is sqr's call between the caller's load and store: with
+    // its loads and stores inside, ptxas kept 47 of its carries in
+    // predicates (sm_90: 560 instructions against the call's 464).
+    __device__ static __forceinline__ void sqr_shared(uint32_t out, uint32_t a) {
+        load_shared(a).sqr().store_shared(out);
+    }
+#endif
+
     // Products a_i·a_j with i < j once, doubled, plus the squares a_i^2,
     // then a Montgomery reduction: N(N+1)/2 + N^2 wide products against a
     // product's 2N^2 (Fp: 222 instead of 288).

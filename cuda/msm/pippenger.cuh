@@ -319,6 +319,81 @@ __global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
     partial[k] = acc.get();
 }
 
+// The chunk sum of sum_chunks_shared with every Fp product's operands and
+// result in shared memory too: the accumulator's four coordinates and four
+// scratch values per thread, named by their 32-bit shared addresses, and
+// products by F::mul_shared / sqr_shared. Between products only additions,
+// subtractions and zero tests hold values in registers, so no value lives
+// across a call and a product costs its caller three address registers.
+// 8 × SHARED_SUM_THREADS elements: 48 KiB per block.
+template <class F>
+struct shared_slots {
+    static constexpr int SLOTS = 8;
+    enum slot : int { X, Y, ZZ, ZZZ, A, B, C, D };
+    uint32_t base;  // this thread's element of slot 0
+
+    __device__ uint32_t at(slot s) const { return base + (uint32_t)s * SHARED_SUM_THREADS * (uint32_t)sizeof(F); }
+    __device__ F load(slot s) const { return F::load_shared(at(s)); }
+    __device__ void store(slot s, const F& v) const { v.store_shared(at(s)); }
+    __device__ void mul(slot out, slot a, slot b) const { F::mul_shared(at(out), at(a), at(b)); }
+    __device__ void sqr(slot out, slot a) const { F::sqr_shared(at(out), at(a)); }
+
+    __device__ void set(const xyzz_t<F>& p) const {
+        store(X, p.X);
+        store(Y, p.Y);
+        store(ZZ, p.ZZ);
+        store(ZZZ, p.ZZZ);
+    }
+    __device__ xyzz_t<F> get() const { return {load(X), load(Y), load(ZZ), load(ZZZ)}; }
+
+    // (X, Y, ZZ, ZZZ) += q (affine), as xyzz_t::add_affine: the same
+    // formulas and cases, so the same bits.
+    __device__ void add_affine(const affine_t<F>& q) const {
+        if (q.is_inf()) return;
+        if (load(ZZ).is_zero()) return set(xyzz_t<F>::from_affine(q));
+        store(A, q.x);
+        store(B, q.y);
+        mul(C, A, ZZ);   // q.x·ZZ
+        mul(D, B, ZZZ);  // q.y·ZZZ
+        const F P = load(C) - load(X), R = load(D) - load(Y);
+        if (P.is_zero()) return set(R.is_zero() ? xyzz_t<F>::dbl_affine({load(A), load(B)}) : xyzz_t<F>::inf());
+        store(C, P);
+        store(D, R);
+        sqr(A, C);       // PP
+        mul(B, C, A);    // PPP
+        mul(C, X, A);    // Q = X·PP
+        mul(ZZ, ZZ, A);  // ZZ·PP
+        mul(ZZZ, ZZZ, B);
+        mul(A, Y, B);    // Y·PPP
+        sqr(X, D);       // R^2
+        const F Q = load(C), X3 = load(X) - load(B) - (Q + Q);
+        store(X, X3);
+        store(C, Q - X3);
+        mul(Y, D, C);  // R·(Q − X3)
+        store(Y, load(Y) - load(A));
+    }
+};
+
+template <class F>
+__global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
+    sum_chunks_shared_products(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
+                               const uint32_t* order, size_t n_chunks, xyzz_t<F>* partial) {
+    __shared__ F slots[shared_slots<F>::SLOTS][SHARED_SUM_THREADS];
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_chunks) return;
+    const size_t k = order ? order[t] : t;
+    const shared_slots<F> acc{(uint32_t)__cvta_generic_to_shared(&slots[0][threadIdx.x])};
+    const chunk_t ch = chunks[k];
+    acc.set(xyzz_t<F>::inf());
+    for (uint32_t e = 0; e < ch.len; e++) {
+        const uint32_t v = values[ch.start + e];
+        affine_t<F> p = points[v & 0x7fffffff];
+        if (v >> 31) p.y = -p.y;
+        acc.add_affine(p);
+    }
+    partial[k] = acc.get();
+}
+
 // The same for G2's Jacobian points over Fp2 (jacobian_t::add_affine's
 // formulas and cases), whose sum in registers (72 of them) left the plain
 // kernel at 255 registers with 264 bytes of spills and its Fp product call
