@@ -608,8 +608,8 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                                                            total, 0, bits_for((uint64_t)L + 1), s);
                 }));
             }
-            // G2 takes the plain kernel unless variant 5 is chosen (its sum
-            // in shared memory): a second Fp2 point in registers spills
+            // G2 takes the plain kernel unless variant 5 or 6 is chosen (its
+            // sum in shared memory; 6's shared-address products are G1's only): a second Fp2 point in registers spills
             // (ptxas, sm_90: 384-byte frame instead of 192), and so would a
             // 128-register cap.
             const int variant = bucket_variant();
