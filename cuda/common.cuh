@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "include/c2p_cuda.h"
+
 namespace c2p {
 
 // Records the message of the calling thread's last CUDA failure.

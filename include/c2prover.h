@@ -79,8 +79,6 @@
 // The request needs something this build or machine lacks.
 #define C2P_ERR_UNSUPPORTED 12
 
-
-
 // A proving job started by `c2p_prove_start` (opaque).
 struct c2p_job;
 
@@ -207,8 +205,6 @@ struct c2p_supraseal_proof {
   uint64_t b[24];
   uint64_t c[12];
 };
-
-
 
 #ifdef __cplusplus
 extern "C" {

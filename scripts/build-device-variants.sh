@@ -2,7 +2,7 @@
 # Builds the `c2prover` command of several git refs (and compile-time
 # switches) into .device/c2prover-NAME, for A/B benchmarks of them in one
 # call on the GPU machine. Each argument is NAME=REF or NAME=REF:NVCC_FLAGS,
-# e.g.  main=main  next=wip/next  inline=wip/next:-DC2P_FP_MUL_INLINE
+# e.g.  main=main  next=wip/next  next-g=wip/next:-G
 # The work tree must be clean; it is returned to the current branch after.
 set -euo pipefail
 cd "$(dirname "$0")/.."

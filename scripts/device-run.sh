@@ -13,11 +13,6 @@ for t in ${TESTS:-unit gpu bellperson_identity engine c_abi params prover_errors
 done
 # The identity suite again with the points streamed instead of resident.
 run streamed env C2P_PARAMS_ON_GPU=never ./bellperson_identity --test-threads="${THREADS:-1}"
-# And with the witness MSMs after the H side instead of beside it.
-run sequential env C2P_WITNESS_BESIDE_H=0 ./bellperson_identity --test-threads="${THREADS:-1}"
-# The H step with the coset shifts in kernels of their own instead of the
-# transforms' last passes.
-[ -x ./gpu ] && run separate-scale env C2P_NTT_FUSED_SCALE=0 ./gpu h_equals h_from --include-ignored --test-threads=1
 if [ -n "${BENCH-1}" ]; then  # BENCH= (empty) skips the benchmarks
     run bench-ntt ./c2prover bench ntt --log2 "${NTT_SIZES:-20,24,26,27}" --runs 7
     run bench-h ./c2prover bench h --log2 "${H_SIZES:-24,26,27}" --runs 5

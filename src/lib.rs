@@ -13,6 +13,7 @@ compile_error!(
     "build `bench-supraseal` with --no-default-features: supraseal-abi's C symbols clash with supraseal's"
 );
 
+pub mod config;
 pub mod cpu;
 pub mod error;
 pub mod ffi;

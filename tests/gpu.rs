@@ -137,9 +137,8 @@ mod with_cuda {
         let a = fr_inputs(n, 1);
         let mut b = fr_inputs(n, 2);
         b.rotate_left(2); // pair the edge cases with each other differently
-        let cases: [Case<Fr>; 6] = [
+        let cases: [Case<Fr>; 5] = [
             (FieldOp::Mul, |x, y| x * y),
-            (FieldOp::MulKaratsuba, |x, y| x * y),
             (FieldOp::Add, |x, y| x + y),
             (FieldOp::Sub, |x, y| x - y),
             (FieldOp::Sqr, |x, _| x.square()),
@@ -181,9 +180,8 @@ mod with_cuda {
         let a = fp_inputs(n, 3);
         let mut b = fp_inputs(n, 4);
         b.rotate_left(2);
-        let cases: [Case<Fp>; 6] = [
+        let cases: [Case<Fp>; 5] = [
             (FieldOp::Mul, |x, y| x * y),
-            (FieldOp::MulKaratsuba, |x, y| x * y),
             (FieldOp::Add, |x, y| x + y),
             (FieldOp::Sub, |x, y| x - y),
             (FieldOp::Sqr, |x, _| x.square()),
@@ -1038,7 +1036,7 @@ mod msm {
                 left,
                 (0, 0),
                 "injected failures ({h_fails}, {witness_fails}) not met: the witness MSMs did not run \
-                 beside the H side (C2P_WITNESS_BESIDE_H=0, too little GPU memory, or streamed points?)"
+                 beside the H side (too little GPU memory, or streamed points?)"
             );
             assert_eq!(
                 reruns,

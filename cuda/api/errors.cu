@@ -23,6 +23,22 @@ void record_error(cudaError_t err, const char* what, const char* file, int line)
 
 }  // namespace c2p
 
+// The tuning from the library's configuration (validated there).
+extern "C" int c2p_cuda_configure(const c2p_tuning* t) {
+    if (!t) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_configure: no tuning", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    auto& to = c2p::host::tuning;
+    to.pool_keep_mib = t->pool_keep_mib;
+    to.stage_threads = t->stage_threads;
+    to.msm_group_mib = t->msm_group_mib;
+    to.msm_g1_max_window = t->msm_g1_max_window;
+    to.msm_min_chunk = t->msm_min_chunk;
+    to.ntt_tile_log = t->ntt_tile_log;
+    return 0;
+}
+
 // The message of the calling thread's last failed c2p_cuda_* call.
 extern "C" const char* c2p_cuda_last_error() { return c2p::last_error.c_str(); }
 

@@ -7,20 +7,16 @@
 
 namespace {
 
-enum op_t { OP_MUL = 0, OP_ADD = 1, OP_SUB = 2, OP_SQR = 3, OP_TO_MONT = 4, OP_FROM_MONT = 5, OP_NEG = 6, OP_INV = 7,
-            OP_MUL_KARATSUBA = 8 };
-
 template <class F>
 __host__ __device__ F apply(int op, const F& x, const F& y) {
     switch (op) {
-        case OP_MUL: return x * y;
-        case OP_ADD: return x + y;
-        case OP_SUB: return x - y;
-        case OP_SQR: return x.sqr();
-        case OP_TO_MONT: return F::to_mont(x);
-        case OP_FROM_MONT: return x.from_mont();
-        case OP_INV: return x.inverse();
-        case OP_MUL_KARATSUBA: return F::mul_karatsuba(x, y);
+        case C2P_FIELD_MUL: return x * y;
+        case C2P_FIELD_ADD: return x + y;
+        case C2P_FIELD_SUB: return x - y;
+        case C2P_FIELD_SQR: return x.sqr();
+        case C2P_FIELD_TO_MONT: return F::to_mont(x);
+        case C2P_FIELD_FROM_MONT: return x.from_mont();
+        case C2P_FIELD_INV: return x.inverse();
         default: return -x;
     }
 }
@@ -73,13 +69,13 @@ void on_host(int op, const void* a, const void* b, void* out, size_t n) {
 // GPU `device`, or for a negative `device` on the host through the CUDA
 // arithmetic's host emulation (the PTX carry-flag instructions emulated one
 // by one): checks the device code's algorithms on a machine without a GPU.
-extern "C" int c2p_cuda_field_op(int device, int field, int op, const void* a, const void* b, void* out,
+extern "C" int c2p_cuda_field_op(int device, c2p_field field, c2p_field_op op, const void* a, const void* b, void* out,
                                  size_t n) {
     if (device < 0) {
-        if (field == 0) on_host<c2p::fr_t>(op, a, b, out, n);
+        if (field == C2P_FIELD_FR) on_host<c2p::fr_t>(op, a, b, out, n);
         else on_host<c2p::fp_t>(op, a, b, out, n);
         return 0;
     }
-    cudaError_t err = field == 0 ? run<c2p::fr_t>(device, op, a, b, out, n) : run<c2p::fp_t>(device, op, a, b, out, n);
+    cudaError_t err = field == C2P_FIELD_FR ? run<c2p::fr_t>(device, op, a, b, out, n) : run<c2p::fp_t>(device, op, a, b, out, n);
     return (int)err;
 }

@@ -1,5 +1,4 @@
-// The H step on the GPU: h = (a·b − c)/Z through six NTTs of the domain
-// (seven with $C2P_H_SIX_NTT=0), with the same roots of unity and coset
+// The H step on the GPU: h = (a·b − c)/Z through six NTTs of the domain, with the same roots of unity and coset
 // (generator 7) as the CPU backend, so the result is identical to the
 // CPU's. As there (src/cpu/h.rs): interpolating back from the coset is
 // linear and c's interpolant has degree < m, so h = icoset(A·B / z) −
@@ -27,21 +26,11 @@
 
 using c2p::fr_t;
 
-// Constants the host computes once per domain (all Montgomery form).
-struct c2p_h_consts {
-    fr_t omega;          // primitive m-th root of unity
-    fr_t m_inv;          // 1/m
-    fr_t g, g_2_14;      // coset generator 7 and 7^(2^14)
-    fr_t g_inv, g_inv_2_14;
-    fr_t m_inv_z_inv;    // 1/(m·(g^m − 1)): both scalings of the way back
+// c2p_h_consts (include/c2p_cuda.h) in the device's field type.
+struct h_consts {
+    fr_t omega, m_inv, g, g_2_14, g_inv, g_inv_2_14, m_inv_z_inv;
 };
-
-// Timings of one call, from CUDA events: the upload of a, b, c; the
-// compute after the last upload (all of it without overlap, the tail with);
-// the download of h; and upload plus compute from the first copy to h.
-struct c2p_h_timing {
-    float upload_ms, compute_ms, download_ms, total_ms;
-};
+static_assert(sizeof(h_consts) == sizeof(c2p_h_consts), "c2p_h_consts holds seven elements of Fr");
 
 namespace {
 
@@ -53,7 +42,6 @@ using c2p::host::staging_t;
 using c2p::host::staging_buffers;
 using c2p::host::staged_upload;
 using c2p::host::staged_download;
-using c2p::host::env_unsigned;
 
 // ω^j (j < m/2) per device and domain size, built on first use and kept for
 // the life of the process (never freed while a kernel may read them): at
@@ -112,37 +100,28 @@ cudaError_t set_shared_limits(int device) {
 // Elements per shared-memory tile, log2: $C2P_NTT_TILE_LOG (7..11, for
 // tuning), else NTT_TILE_LOG.
 int tile_log() {
-    static const int n = (int)env_unsigned("C2P_NTT_TILE_LOG", c2p::NTT_TILE_LOG);
+    const int n = (int)c2p::host::tuned(c2p::host::tuning.ntt_tile_log, c2p::NTT_TILE_LOG);
     return n >= 7 && n <= c2p::NTT_TILE_LOG ? n : c2p::NTT_TILE_LOG;
 }
 
 unsigned blocks_for(uint64_t n) { return (unsigned)((n + 255) / 256); }
 
-// Whether a DIF transform followed by a bit-reversed power scaling does the
-// scaling in its last pass (ntt_pass<true, true>) instead of a kernel of
-// its own, saving four trips through device memory per H step (H200, 2^27:
-// compute 339.6 ms against 342.3): yes unless $C2P_NTT_FUSED_SCALE=0.
-bool fused_scale() {
-    static const bool fused = c2p::host::env_flag("C2P_NTT_FUSED_SCALE", true);
-    return fused;
-}
-
 // A whole transform in passes of up to NTT_MAX_STAGES stages.
 // DIF: natural in, bit-reversed out. DIT: bit-reversed in, natural out.
 // With scale_lo (DIF only), the output is scaled as by scale_bitrev_powers,
-// in its last pass when fused_scale(). The H step's way back (fused_scale()
-// and DIF only): with q_b and q_c the first pass transforms
-// data·q_b − q_c (see ntt_pass), and with bitrev_out the last pass writes
+// in its last pass (saving four trips through device memory per H step).
+// The H step's way back (DIF only): with q_b the first pass transforms
+// data·q_b (see ntt_pass), and with bitrev_out the last pass writes
 // the scaled output there in natural order.
 cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table, cudaStream_t stream,
                 const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr, fr_t* bitrev_out = nullptr,
-                const fr_t* q_b = nullptr, const fr_t* q_c = nullptr, bool subtract_out = false) {
+                const fr_t* q_b = nullptr, bool subtract_out = false) {
     int log_tile = log_m < tile_log() ? log_m : tile_log();
     int max_k = log_tile < c2p::NTT_MAX_STAGES ? log_tile : c2p::NTT_MAX_STAGES;
     unsigned blocks = (unsigned)(1ull << (log_m - log_tile));
     size_t shared = ((size_t)1 << log_tile) * sizeof(fr_t);
-    const bool fuse = dif && scale_lo && fused_scale() && log_m > 0;  // (no pass at 2^0)
-    if ((bitrev_out && !fuse) || (q_b && !(dif && fused_scale() && log_m > 0))) {
+    const bool fuse = dif && scale_lo && log_m > 0;  // (no pass at 2^0)
+    if ((bitrev_out && !fuse) || (q_b && !(dif && log_m > 0))) {
         c2p::record_error(cudaErrorInvalidValue, "ntt: the fused quotient and bit reversal need fused DIF passes",
                           __FILE__, __LINE__);
         return cudaErrorInvalidValue;
@@ -162,7 +141,7 @@ cudaError_t ntt(fr_t* data, int log_m, bool dif, bool inverse, const fr_t* table
         pass<<<blocks, c2p::NTT_THREADS, shared, stream>>>(data, log_m, log_tile, log_s, k, table, inverse,
                                                            scaled ? scale_lo : nullptr, scaled ? scale_hi : nullptr,
                                                            scaled ? bitrev_out : nullptr, quotient_in ? q_b : nullptr,
-                                                           quotient_in ? q_c : nullptr, scaled && subtract_out);
+                                                           scaled && subtract_out);
         C2P_CUDA_OK(cudaGetLastError());
         done += k;
     }
@@ -184,19 +163,11 @@ cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, co
 
 using c2p::host::stream_t;
 
-// Whether the H step takes six transforms (c's coefficients subtracted after
-// the way back) rather than bellperson's seven: yes unless
-// $C2P_H_SIX_NTT=0. The same h either way.
-bool six_transforms() {
-    static const bool six = c2p::host::env_flag("C2P_H_SIX_NTT", true);
-    return six;
-}
-
 // The H step. a, b, c are uploaded on one stream while the coset transforms
 // of those already on the device run on another (`overlap`), or all are
 // uploaded before any transform starts (to time the compute on its own).
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     fr_t* const* abc_device, const c2p_h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device,
+                     fr_t* const* abc_device, const h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device,
                      size_t* unreduced, c2p_h_timing* timing) {
     // a, b, c already on the device are this call's from here on, on every
     // path: freed at the end, or b's buffer handed out as h.
@@ -244,39 +215,23 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     C2P_CUDA_OK(launch_powers(ginv_lo, 1 << 14, k.g_inv, k.m_inv_z_inv, compute.s));
     C2P_CUDA_OK(launch_powers(ginv_hi, 1 << 14, k.g_inv_2_14, fr_t::one(), compute.s));
     C2P_CUDA_OK(launch_powers(cz, 1, fr_t::one(), k.m_inv_z_inv, compute.s));
-    const bool six = six_transforms();
-    // a·b (− c with seven transforms) on the coset, then back: inverse
-    // transform, unshift and divide by Z (in ginv_lo), natural order, into
-    // b's buffer. Fused, the product is the transform's first pass's load
-    // and the reversal its last pass's store: two trips through device
-    // memory fewer.
+    // a·b on the coset, then back: inverse transform, unshift and divide by
+    // Z (in ginv_lo), natural order, into b's buffer. The product is the
+    // transform's first pass's load and the reversal its last pass's store.
     auto way_back = [&]() -> cudaError_t {
-        const fr_t* minus = six ? nullptr : d_c.ptr;
-        if (fused_scale())
-            return ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi, d_b.ptr, d_b.ptr, minus);
-        c2p::quotient_pointwise<<<blocks_for(m), 256, 0, compute.s>>>(d_a.ptr, d_b.ptr, minus, m);
-        C2P_CUDA_OK(cudaGetLastError());
-        C2P_CUDA_OK(ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi));
-        c2p::bit_reverse<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_a.ptr, log_m);
-        return cudaGetLastError();
+        return ntt(d_a.ptr, log_m, true, true, table, compute.s, ginv_lo, ginv_hi, d_b.ptr, d_b.ptr);
     };
-    // h −= ifft(c)/z (six transforms): c's inverse transform, scaled by
-    // 1/(m·z), subtracted from h in natural order by its last pass's stores.
+    // h −= ifft(c)/z: c's inverse transform, scaled by 1/(m·z), subtracted
+    // from h in natural order by its last pass's stores.
     auto c_out_of_h = [&]() -> cudaError_t {
-        if (fused_scale())
-            return ntt(d_c.ptr, log_m, true, true, table, compute.s, cz, nullptr, d_b.ptr, nullptr, nullptr, true);
-        C2P_CUDA_OK(ntt(d_c.ptr, log_m, true, true, table, compute.s, cz, nullptr));
-        c2p::subtract_bitrev<<<blocks_for(m), 256, 0, compute.s>>>(d_b.ptr, d_c.ptr, log_m);
-        return cudaGetLastError();
+        return ntt(d_c.ptr, log_m, true, true, table, compute.s, cz, nullptr, d_b.ptr, nullptr, true);
     };
     // The transforms once vector i is on the device: a's and b's to the
-    // coset; with six, the way back as soon as b's are done (while c
-    // uploads), then c's; with seven, c's to the coset, then the way back.
+    // coset, the way back as soon as b's are done (while c uploads), then c's.
     auto after_upload = [&](int i) -> cudaError_t {
-        if (!six || i < 2) C2P_CUDA_OK(to_coset(i == 0 ? d_a.ptr : i == 1 ? d_b.ptr : d_c.ptr, log_m, table, g_lo, g_hi, compute.s));
-        if (six && i == 1) C2P_CUDA_OK(way_back());
-        if (six && i == 2) C2P_CUDA_OK(c_out_of_h());
-        if (!six && i == 2) C2P_CUDA_OK(way_back());
+        if (i < 2) C2P_CUDA_OK(to_coset(i == 0 ? d_a.ptr : d_b.ptr, log_m, table, g_lo, g_hi, compute.s));
+        if (i == 1) C2P_CUDA_OK(way_back());
+        if (i == 2) C2P_CUDA_OK(c_out_of_h());
         return cudaSuccess;
     };
 
@@ -367,7 +322,7 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
     if (unreduced)
         for (int i = 0; i < 3; i++) unreduced[i] = c2p::host::NONE_UNREDUCED;
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
-    c2p_h_consts k;
+    h_consts k;
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
                                static_cast<const fr_t*>(c), abc_size, reinterpret_cast<fr_t* const*>(abc_device), k,

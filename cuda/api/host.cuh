@@ -22,6 +22,20 @@ namespace host {
 
 constexpr int MAX_DEVICES = 64;
 
+// The library's tuning (c2p_cuda_configure; 0 = the built-in choice), read
+// where each choice is made. Atomic: a configure call may race with work.
+struct tuning_t {
+    std::atomic<uint32_t> pool_keep_mib{0}, stage_threads{0}, msm_group_mib{0}, msm_g1_max_window{0},
+        msm_min_chunk{0}, ntt_tile_log{0};
+};
+inline tuning_t tuning;
+
+// A tuned value, or `fallback` where none was set.
+inline uint32_t tuned(const std::atomic<uint32_t>& value, uint32_t fallback) {
+    const uint32_t v = value.load(std::memory_order_relaxed);
+    return v ? v : fallback;
+}
+
 // Memory the device's default stream-ordered pool holds for reuse but no
 // allocation uses now: free to every allocation here, though the driver
 // counts it as taken (see keep_pool_memory).
@@ -104,7 +118,7 @@ struct stream_array {
 };
 
 // Bytes the device's default memory pool keeps for reuse after stream-
-// ordered frees: $C2P_POOL_KEEP_MIB, else an eighth of the device's memory
+// ordered frees: the tuning's pool_keep_mib, else an eighth of the device's memory
 // (17.6 GiB on an H200, 2 GiB on a 16 GB card); beyond that, freed memory
 // goes back to the driver at the next synchronisation. Set once per device.
 // Memory handed back has to be mapped (and cleared by the driver) again by
@@ -118,8 +132,8 @@ inline cudaError_t keep_pool_memory(int device) {
     if (done[device]) return cudaSuccess;
     size_t free = 0, total = 0;
     C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
-    const char* v = getenv("C2P_POOL_KEEP_MIB");
-    uint64_t keep = (v && *v) ? strtoull(v, nullptr, 10) << 20 : (uint64_t)total / 8;
+    const uint64_t keep_mib = tuned(tuning.pool_keep_mib, 0);
+    uint64_t keep = keep_mib ? keep_mib << 20 : (uint64_t)total / 8;
     cudaMemPool_t pool;
     C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
     C2P_CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
@@ -203,33 +217,10 @@ inline cudaError_t staging_buffers(int device, staging_t** out) {
     return cudaSuccess;
 }
 
-// A positive integer below `limit` from the environment (tuning knobs), or
-// `fallback`.
-inline unsigned env_unsigned(const char* name, unsigned fallback, unsigned long limit = 1024) {
-    const char* v = getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    unsigned long n = strtoul(v, &end, 10);
-    return (*end == 0 && n > 0 && n < limit) ? (unsigned)n : fallback;
-}
-
-// An on/off knob from the environment: "0" is off, "1" on, anything else
-// (or nothing) `fallback`. (env_unsigned takes 0 for "not set", so knobs
-// read through it could never be turned off.)
-inline bool env_flag(const char* name, bool fallback) {
-    const char* v = getenv(name);
-    if (!v) return fallback;
-    if (strcmp(v, "0") == 0) return false;
-    if (strcmp(v, "1") == 0) return true;
-    return fallback;
-}
-
-// Host threads per staging copy: $C2P_STAGE_THREADS, else up to 16 (one
-// thread moves pageable to pinned memory at ~5-10 GB/s).
+// Host threads per staging copy: the tuning's stage_threads, else up to 16
+// (one thread moves pageable to pinned memory at ~5-10 GB/s).
 inline unsigned stage_threads() {
-    static const unsigned n =
-        env_unsigned("C2P_STAGE_THREADS", std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
-    return n;
+    return tuned(tuning.stage_threads, std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
 }
 
 // Witness values as the caller hands them over: field elements of 32 bytes,

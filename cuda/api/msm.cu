@@ -9,11 +9,7 @@
 // windows (~24 bytes per entry and ~240 per bucket, entries = windows in the
 // group × scalars that are not 0 or 1; groups are sized to stay within
 // group_bytes, 2..8 GiB by the device's size, or one window), the buckets
-// (windows × (2^(c−1) + 1) points), and for G1's
-// batch-affine bucket sums ~120 bytes per entry of a group (affine_bytes;
-// taken only when the device has that much free, else the XYZZ kernel runs:
-// 13 GB for a 2^27-point window). All of
-// it is allocated and freed in the call's stream order (no device-wide
+// (windows × (2^(c−1) + 1) points). All of it is allocated and freed in the call's stream order (no device-wide
 // synchronisation) and freed before the call returns, on success and on
 // failure; the device's memory pool keeps up to $C2P_POOL_KEEP_MIB (an
 // eighth of the device's memory) of it for the next call.
@@ -27,20 +23,12 @@
 #include <type_traits>
 
 #include "../common.cuh"
-#include "../msm/affine.cuh"
 #include "../msm/pippenger.cuh"
 #include "host.cuh"
 
 using c2p::fr_t;
 using c2p::host::stream_array;
 using c2p::host::stream_t;
-
-// Where one MSM's time went (CUDA events, ms): scalar upload; the split
-// (classification, selection, the sum of the ones); digits and sort; bucket
-// sums; bucket reduction and window combination.
-struct c2p_msm_timing {
-    float upload_ms, split_ms, sort_ms, buckets_ms, reduce_ms;
-};
 
 namespace {
 
@@ -67,8 +55,8 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
 cudaError_t group_bytes(int device, size_t* bytes) {
     static std::mutex lock;
     static size_t cached[c2p::host::MAX_DEVICES];
-    static const unsigned mib = c2p::host::env_unsigned("C2P_MSM_GROUP_MIB", 0, 65536);
-    if (mib >= 512) {
+    const uint32_t mib = c2p::host::tuned(c2p::host::tuning.msm_group_mib, 0);
+    if (mib) {
         *bytes = (size_t)mib << 20;
         return cudaSuccess;
     }
@@ -111,8 +99,8 @@ int window_bits(size_t m, int max_bits) {
 // scalars on the device took 743.9 ms against 777.9, 2^26 385.8 against
 // 393.6 (fifteenth session).
 cudaError_t g1_window_cap(int device, int* cap) {
-    static const unsigned forced = c2p::host::env_unsigned("C2P_MSM_G1_MAX_WINDOW", 0);
-    if (forced >= 16 && forced <= 22) {
+    const uint32_t forced = c2p::host::tuned(c2p::host::tuning.msm_g1_max_window, 0);
+    if (forced) {
         *cap = (int)forced;
         return cudaSuccess;
     }
@@ -137,50 +125,6 @@ cudaError_t msm_window_bits(int device, size_t m, int* c) {
     return cudaSuccess;
 }
 
-// The bucket sums, by $C2P_MSM_BUCKET_VARIANT: 1 the plain XYZZ chunk
-// kernel, 2 the same prefetching the next point, 3 the same held to 128
-// registers, 4 batch-affine (msm/affine.cuh) whenever the device has room
-// for it, 5 (the default) the sums kept in shared memory instead of
-// registers (sum_chunks_shared; for G2 also sum_chunks_shared_jacobian and,
-// for the sum of the ones, sum_indexed_shared_jacobian): the out-of-line
-// Fp product then keeps registers of its own instead of saving the
-// caller's. On the H200 (BENCHMARKS, eleventh session) variant 5 took the
-// G1 bucket sums from 129.0 to 91.7 ms at 2^24 and from 771.7 to 722.2 ms
-// at 2^27, and G2 dense 2^24 from 478.5 to 442.2 ms. The batch-affine sums
-// took 1305 ms at 2^27 against the plain kernel's 842 ms (seventh session):
-// their levels move each sum through device memory twice, and the gathers
-// and the per-level inversion outweigh the products saved. Kept as an
-// option, tested, for the work that would change that.
-// 6: as 5, and G1's Fp products take their operands and leave their
-// result in shared memory (sum_chunks_shared_products; G2 as 5).
-enum bucket_kernel : int { PLAIN = 1, PREFETCH = 2, LEAN = 3, AFFINE = 4, SHARED_SUM = 5, SHARED_PRODUCTS = 6 };
-int bucket_variant() {
-    static const int v = (int)c2p::host::env_unsigned("C2P_MSM_BUCKET_VARIANT", SHARED_PRODUCTS);
-    return v >= PLAIN && v <= SHARED_PRODUCTS ? v : SHARED_PRODUCTS;
-}
-
-// Whether G1's bucket reduction keeps its two running points in shared
-// memory (reduce_segments_shared): yes unless $C2P_MSM_REDUCE_SHARED is 0.
-bool reduce_shared() {
-    static const bool on = c2p::host::env_flag("C2P_MSM_REDUCE_SHARED", true);
-    return on;
-}
-
-// Device bytes the batch-affine sums of `entries` entries in `runs` runs
-// take at most: level 0 has M0 <= (entries + runs) / 2 sums; per sum of M0
-// a point (96 bytes) for the even levels, at most half as many for the odd
-// ones (72), a prefix product (48), its operands' place (4), and the
-// per-thread totals with their own batch inversion (~14).
-size_t affine_bytes(size_t entries, size_t runs) { return ((entries + runs) / 2 + 1) * 240 + (16u << 20); }
-
-// Threads per block of the bucket-sum kernel: $C2P_MSM_CHUNK_THREADS (32,
-// 64, 128 or 256; an experiment: with ~150-175 registers per thread the
-// block size decides how many warps fit on an SM), else THREADS.
-unsigned chunk_threads() {
-    static const unsigned n = c2p::host::env_unsigned("C2P_MSM_CHUNK_THREADS", THREADS);
-    return n == 32 || n == 64 || n == 128 || n == 256 ? n : THREADS;
-}
-
 // The shortest chunk of the bucket sums: $C2P_MSM_MIN_CHUNK (16..1024, for
 // tuning: longer chunks leave fewer partial sums per bucket to add with
 // full additions, at the cost of longer dependent chains per thread), else
@@ -192,20 +136,7 @@ unsigned chunk_threads() {
 // with 64, 106.7 / 392.9 / 785.4 with 96, 107.1 / 393.5 / 781.7 with 128
 // (H200, one call, fourteenth session).
 uint32_t min_chunk() {
-    static const uint32_t n = c2p::host::env_unsigned("C2P_MSM_MIN_CHUNK", 128);
-    return n >= 16 && n <= 1024 ? n : 128;
-}
-
-// Whether the bucket-sum kernel takes the chunks by length
-// ($C2P_MSM_CHUNK_ORDER=0: in the order of the runs, to compare). On the
-// H200 with the register-held sums (variant 3) it took the G1 bucket sums
-// from 129.0 to 93.4 ms at 2^24 (a warp's lanes end together) and from
-// 771.7 to 734.6 ms at 2^27; with the shared-memory sums (variant 5, the
-// default) it changes them by under 1 % (91.1 against 91.7 ms, 722.6
-// against 722.2 ms): kept, as it costs one small sort.
-bool chunks_by_length() {
-    static const bool on = c2p::host::env_flag("C2P_MSM_CHUNK_ORDER", true);
-    return on;
+    return c2p::host::tuned(c2p::host::tuning.msm_min_chunk, 128);
 }
 
 int bits_for(uint64_t n) {
@@ -264,18 +195,14 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     stream_array<J> a, b;
     C2P_CUDA_OK(a.alloc(parts, s));
     C2P_CUDA_OK(b.alloc((parts + L - 1) / L, s));
-    if (bucket_variant() >= SHARED_SUM) {
-        const unsigned shared_blocks =
-            (unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS);
-        if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>)
-            c2p::msm::sum_indexed_shared_jacobian<F>
-                <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
-        else
-            c2p::msm::sum_indexed_shared<F>
-                <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
-    } else {
-        c2p::msm::sum_indexed<F, J><<<blocks(parts), THREADS, 0, s>>>(points, which, n, L, a.ptr);
-    }
+    const unsigned shared_blocks =
+        (unsigned)((parts + c2p::msm::SHARED_SUM_THREADS - 1) / c2p::msm::SHARED_SUM_THREADS);
+    if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>)
+        c2p::msm::sum_indexed_shared_jacobian<F>
+            <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
+    else
+        c2p::msm::sum_indexed_shared<F>
+            <<<shared_blocks, c2p::msm::SHARED_SUM_THREADS, 0, s>>>(points, which, n, L, a.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     J *in = a.ptr, *next = b.ptr;
     while (parts > 1) {
@@ -288,102 +215,9 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
     return cudaMemcpyAsync(out, in, sizeof(J), cudaMemcpyDeviceToDevice, s);
 }
 
-// Inverts n non-zero values in place by Montgomery's trick (msm/affine.cuh):
-// prefix products per thread, their totals inverted the same way, then back.
-cudaError_t batch_inverse(c2p::fp_t* v, size_t n, cudaStream_t s) {
-    namespace A = c2p::msm::affine;
-    if (n == 0) return cudaSuccess;
-    if (n == 1) {
-        A::invert_one<<<1, 1, 0, s>>>(v);
-        return cudaGetLastError();
-    }
-    const size_t threads = (n + A::INVERSES_PER_THREAD - 1) / A::INVERSES_PER_THREAD;
-    stream_array<c2p::fp_t> prefix, totals;
-    C2P_CUDA_OK(prefix.alloc(n, s));
-    C2P_CUDA_OK(totals.alloc(threads, s));
-    A::prefix_products<<<blocks(threads), THREADS, 0, s>>>(v, n, prefix.ptr, totals.ptr);
-    C2P_CUDA_OK(cudaGetLastError());
-    C2P_CUDA_OK(batch_inverse(totals.ptr, threads, s));
-    A::invert_from_prefix<<<blocks(threads), THREADS, 0, s>>>(v, n, prefix.ptr, totals.ptr);
-    return cudaGetLastError();
-}
-
-// The bucket sums of one window group by batch-affine levels: the sorted
-// entries' runs (keys, counts, offsets) summed pairwise until each run is
-// one point, written to the group's buckets at the run's key.
-cudaError_t affine_bucket_sums(const c2p::affine_t<c2p::fp_t>* points, const uint32_t* entries,
-                               const uint32_t* run_keys, const uint32_t* run_counts, const uint32_t* run_offsets,
-                               uint32_t runs, uint32_t B, c2p::xyzz_t<c2p::fp_t>* buckets,
-                               stream_array<uint8_t>& temp, size_t& temp_bytes, cudaStream_t s) {
-    namespace A = c2p::msm::affine;
-    stream_array<uint32_t> count[2], offset[2], largest_on_device;
-    for (int k = 0; k < 2; k++) {
-        C2P_CUDA_OK(count[k].alloc(runs + 1, s));
-        C2P_CUDA_OK(offset[k].alloc(runs + 1, s));
-    }
-    C2P_CUDA_OK(largest_on_device.alloc(1, s));
-    A::first_counts<<<blocks(runs + 1), THREADS, 0, s>>>(run_counts, run_keys, runs, B, count[0].ptr);
-    C2P_CUDA_OK(cudaGetLastError());
-    C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
-        return cub::DeviceReduce::Max(t, b, count[0].ptr, largest_on_device.ptr, runs, s);
-    }));
-    uint32_t largest = 0;
-    C2P_CUDA_OK(to_host(&largest, largest_on_device.ptr, s));
-    if (largest == 0) return cudaSuccess;  // every digit of the group is 0
-
-    A::level_input in{points, entries};
-    const uint32_t* in_count = count[0].ptr;
-    const uint32_t* in_offset = run_offsets;
-    stream_array<A::point> sums[2];
-    stream_array<uint32_t> src;
-    stream_array<c2p::fp_t> prefix, totals;
-    for (int level = 0; (1ull << level) < largest; level++) {
-        // Level ℓ writes counts and offsets [(ℓ + 1) mod 2] and sums [ℓ mod
-        // 2]; the number of sums never grows from one level to the next, so
-        // the first allocation of each buffer is large enough for the rest.
-        const int o = (level + 1) & 1;
-        A::halve_counts<<<blocks(runs + 1), THREADS, 0, s>>>(in_count, runs, count[o].ptr);
-        C2P_CUDA_OK(cudaGetLastError());
-        C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
-            return cub::DeviceScan::ExclusiveSum(t, b, count[o].ptr, offset[o].ptr, runs + 1, s);
-        }));
-        uint32_t M = 0;
-        C2P_CUDA_OK(to_host(&M, offset[o].ptr + runs, s));
-        const size_t threads = (M + A::PAIRS_PER_THREAD - 1) / A::PAIRS_PER_THREAD;
-        stream_array<A::point>& out = sums[level & 1];
-        if (!out.ptr) C2P_CUDA_OK(out.alloc(M, s));
-        if (!src.ptr) {
-            C2P_CUDA_OK(src.alloc(M, s));
-            C2P_CUDA_OK(prefix.alloc(M, s));
-            C2P_CUDA_OK(totals.alloc(threads, s));
-        }
-        A::pair_prefix<<<blocks(threads), THREADS, 0, s>>>(in, in_count, in_offset, offset[o].ptr, runs, M, src.ptr,
-                                                            prefix.ptr, totals.ptr);
-        C2P_CUDA_OK(cudaGetLastError());
-        C2P_CUDA_OK(batch_inverse(totals.ptr, threads, s));
-        A::pair_finish<<<blocks(threads), THREADS, 0, s>>>(in, M, src.ptr, prefix.ptr, totals.ptr, out.ptr);
-        C2P_CUDA_OK(cudaGetLastError());
-        in = A::level_input{out.ptr, nullptr};
-        in_count = count[o].ptr;
-        in_offset = offset[o].ptr;
-    }
-    A::write_buckets<<<blocks(runs), THREADS, 0, s>>>(in, in_count, in_offset, run_keys, runs, buckets);
-    return cudaGetLastError();
-}
-
-// Whether the batch-affine sums of a group fit in the device's free memory.
-cudaError_t affine_fits(int device, size_t entries, size_t runs, bool* fits) {
-    size_t free = 0, total = 0;
-    C2P_CUDA_OK(c2p::host::usable_free(device, &free, &total));
-    *fits = affine_bytes(entries, runs) + (256ull << 20) <= free;
-    return cudaSuccess;
-}
-
-// Where an MSM's scalars are (c2p_cuda_msm's `scalars_on_device`).
-enum scalars_at : int { ON_HOST = 0, ON_DEVICE_CONSUMED = 1, ON_DEVICE_SHARED = 2 };
 
 template <class F>
-cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, scalars_at where,
+cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, c2p_scalars_at where,
                 const uint64_t* host_density, size_t n, c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
     using J = bucket_t<F>;
     C2P_CUDA_OK(cudaSetDevice(device));
@@ -404,7 +238,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     // `owned` as they are read (a copy first cost 8 GiB of traffic at 2^27);
     // consumed device scalars (the H step's h, given up by the caller) are
     // converted in place.
-    const bool in_place = where == ON_DEVICE_CONSUMED;
+    const bool in_place = where == C2P_SCALARS_ON_DEVICE_CONSUMED;
     stream_array<fr_t> owned;
     stream_array<uint8_t> is_one, is_other;
     stream_array<uint32_t> ones, others, counts_sel;
@@ -415,7 +249,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     C2P_CUDA_OK(ones.alloc(n, s));
     C2P_CUDA_OK(others.alloc(n, s));
     C2P_CUDA_OK(counts_sel.alloc(2, s));
-    if (where == ON_HOST) {
+    if (where == C2P_SCALARS_ON_HOST) {
         c2p::host::staging_t* st = nullptr;
         std::lock_guard<std::mutex> guard(c2p::host::staging[device].lock);
         C2P_CUDA_OK(c2p::host::staging_buffers(device, &st));
@@ -438,7 +272,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         }));
     }
     C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
-    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(where == ON_DEVICE_SHARED ? in_scalars : scalars, scalars, n,
+    c2p::msm::classify<<<blocks(n), THREADS, 0, s>>>(where == C2P_SCALARS_ON_DEVICE_SHARED ? in_scalars : scalars, scalars, n,
                                                       density.ptr, is_one.ptr, is_other.ptr);
     C2P_CUDA_OK(cudaGetLastError());
     thrust::counting_iterator<uint32_t> index(0);
@@ -536,27 +370,6 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             }));
             uint32_t runs = 0, largest = 0;
             C2P_CUDA_OK(to_host(&runs, n_runs.ptr, s));
-            bool affine = false;
-            if constexpr (std::is_same_v<F, c2p::fp_t>) {
-                const int variant = bucket_variant();
-                if (variant == AFFINE) C2P_CUDA_OK(affine_fits(device, entries, runs, &affine));
-                if (affine) {
-                    C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
-                    C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
-                        return cub::DeviceScan::ExclusiveSum(t, b, run_counts.ptr, run_offsets.ptr, runs, s);
-                    }));
-                    C2P_CUDA_OK(affine_bucket_sums(points, values_sorted, run_keys.ptr, run_counts.ptr,
-                                                   run_offsets.ptr, runs, B, buckets.ptr + (size_t)w0 * (B + 1), temp,
-                                                   temp_bytes, s));
-                }
-            }
-            if (affine) {
-                C2P_CUDA_OK(cudaEventRecord(ev[5].ev, s));
-                C2P_CUDA_OK(cudaStreamSynchronize(s));
-                t.sort_ms += elapsed(ev[3], ev[4]);
-                t.buckets_ms += elapsed(ev[4], ev[5]);
-                continue;
-            }
             // The largest run, over the runs written (not the whole array).
             C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
                 return cub::DeviceReduce::Max(t, b, run_counts.ptr, max_count.ptr, runs, s);
@@ -595,61 +408,32 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             // The chunks by length (a sort of `total` pairs on the length's
             // few bits), so that a warp's lanes finish together.
             stream_array<uint32_t> lengths, lengths_sorted, index, order;
-            if (chunks_by_length()) {
-                C2P_CUDA_OK(lengths.alloc(total, s));
-                C2P_CUDA_OK(lengths_sorted.alloc(total, s));
-                C2P_CUDA_OK(index.alloc(total, s));
-                C2P_CUDA_OK(order.alloc(total, s));
-                c2p::msm::chunk_lengths<<<blocks(total), THREADS, 0, s>>>(chunks.ptr, total, L, lengths.ptr,
-                                                                           index.ptr);
-                C2P_CUDA_OK(cudaGetLastError());
-                C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
-                    return cub::DeviceRadixSort::SortPairs(t, b, lengths.ptr, lengths_sorted.ptr, index.ptr, order.ptr,
-                                                           total, 0, bits_for((uint64_t)L + 1), s);
-                }));
-            }
-            // G2 takes the plain kernel unless variant 5 or 6 is chosen (its
-            // sum in shared memory; 6's shared-address products are G1's only): a second Fp2 point in registers spills
-            // (ptxas, sm_90: 384-byte frame instead of 192), and so would a
-            // 128-register cap.
-            const int variant = bucket_variant();
-            const bool shared_sum = variant == SHARED_SUM || variant == SHARED_PRODUCTS;
-            const unsigned ct = variant == LEAN ? 128 : shared_sum ? c2p::msm::SHARED_SUM_THREADS : chunk_threads();
+            C2P_CUDA_OK(lengths.alloc(total, s));
+            C2P_CUDA_OK(lengths_sorted.alloc(total, s));
+            C2P_CUDA_OK(index.alloc(total, s));
+            C2P_CUDA_OK(order.alloc(total, s));
+            c2p::msm::chunk_lengths<<<blocks(total), THREADS, 0, s>>>(chunks.ptr, total, L, lengths.ptr, index.ptr);
+            C2P_CUDA_OK(cudaGetLastError());
+            C2P_CUDA_OK(with_temp(temp, temp_bytes, s, [&](void* t, size_t& b) {
+                return cub::DeviceRadixSort::SortPairs(t, b, lengths.ptr, lengths_sorted.ptr, index.ptr, order.ptr,
+                                                       total, 0, bits_for((uint64_t)L + 1), s);
+            }));
+            // Each thread's sum in shared memory: for G1 with every Fp
+            // product's operands there too (shared_slots); for G2 the sum
+            // only (shared_jacobian: a second Fp2 point in registers spills).
+            constexpr unsigned ct = c2p::msm::SHARED_SUM_THREADS;
             const unsigned chunk_blocks = (unsigned)((total + ct - 1) / ct);
-            bool launched = false;
-            if constexpr (std::is_same_v<F, c2p::fp_t>) {
-                if (variant == PREFETCH) {
-                    c2p::msm::sum_chunks<F, J, true><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
-                    launched = true;
-                } else if (variant == SHARED_SUM) {
-                    c2p::msm::sum_chunks_shared<F><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
-                    launched = true;
-                } else if (variant == SHARED_PRODUCTS) {
-                    // 48 KiB of shared memory per block, as reduce_segments_shared.
-                    C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::sum_chunks_shared_products<F>,
-                                                     cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                     cudaSharedmemCarveoutMaxShared));
-                    c2p::msm::sum_chunks_shared_products<F><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
-                    launched = true;
-                } else if (variant == LEAN) {
-                    c2p::msm::sum_chunks_lean<F, J><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
-                    launched = true;
-                }
-            }
             if constexpr (std::is_same_v<J, c2p::jacobian_t<F>>) {
-                if (shared_sum) {
-                    c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
-                        points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
-                    launched = true;
-                }
-            }
-            if (!launched)
-                c2p::msm::sum_chunks<F, J, false><<<chunk_blocks, ct, 0, s>>>(
+                c2p::msm::sum_chunks_shared_jacobian<F><<<chunk_blocks, ct, 0, s>>>(
                     points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
+            } else {
+                // 48 KiB of shared memory per block, as reduce_segments_shared.
+                C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::sum_chunks_shared_products<F>,
+                                                 cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                 cudaSharedmemCarveoutMaxShared));
+                c2p::msm::sum_chunks_shared_products<F><<<chunk_blocks, ct, 0, s>>>(
+                    points, values_sorted, chunks.ptr, order.ptr, total, partial.ptr);
+            }
             C2P_CUDA_OK(cudaGetLastError());
             c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
                                                                     runs, buckets.ptr + (size_t)w0 * (B + 1));
@@ -666,24 +450,19 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         }
     }
     C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
-    bool reduced = false;
     if constexpr (std::is_same_v<J, c2p::xyzz_t<c2p::fp_t>>) {
-        if (reduce_shared()) {
-            constexpr unsigned T = c2p::msm::SHARED_SUM_THREADS;
-            const unsigned n_blocks = (unsigned)(((size_t)windows * segments + T - 1) / T);
-            // 48 KiB of shared memory per block: ask for the largest split
-            // of the SM's memory towards it, so that four blocks fit.
-            C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::reduce_segments_shared<F>,
-                                             cudaFuncAttributePreferredSharedMemoryCarveout,
-                                             cudaSharedmemCarveoutMaxShared));
-            c2p::msm::reduce_segments_shared<F>
-                <<<n_blocks, T, 0, s>>>(buckets.ptr, windows, B, segments, seg_sums.ptr);
-            reduced = true;
-        }
-    }
-    if (!reduced)
+        constexpr unsigned T = c2p::msm::SHARED_SUM_THREADS;
+        const unsigned n_blocks = (unsigned)(((size_t)windows * segments + T - 1) / T);
+        // 48 KiB of shared memory per block: ask for the largest split
+        // of the SM's memory towards it, so that four blocks fit.
+        C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::reduce_segments_shared<F>,
+                                         cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared));
+        c2p::msm::reduce_segments_shared<F><<<n_blocks, T, 0, s>>>(buckets.ptr, windows, B, segments, seg_sums.ptr);
+    } else {
         c2p::msm::reduce_segments<F, J><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(
             buckets.ptr, windows, B, segments, seg_sums.ptr);
+    }
     C2P_CUDA_OK(cudaGetLastError());
     J *window_sums = seg_sums.ptr, *spare = seg_spare.ptr;
     C2P_CUDA_OK(reduce_groups<J>(window_sums, spare, windows, segments, s));
@@ -697,7 +476,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     return cudaSuccess;
 }
 
-bool curve_ok(int curve) { return curve == 1 || curve == 2; }
+bool curve_ok(c2p_curve curve) { return curve == C2P_CURVE_G1 || curve == C2P_CURVE_G2; }
 
 }  // namespace
 
@@ -841,11 +620,11 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
 // With a host `density` bitmap (ceil(n / 64) words) only the scalars whose
 // bit is set take part, the k-th of them meeting points[offset + k]: the
 // caller checks that offset + (bits set) is within the points.
-extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t offset, const void* scalars,
-                            int scalars_on_device, const uint64_t* density, size_t n, void* out,
+extern "C" int c2p_cuda_msm(int device, c2p_curve curve, const void* points, size_t offset, const void* scalars,
+                            c2p_scalars_at scalars_on_device, const uint64_t* density, size_t n, void* out,
                             c2p_msm_timing* timing) {
     if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n >= (1ull << 31) ||
-        scalars_on_device < ON_HOST || scalars_on_device > ON_DEVICE_SHARED) {
+        scalars_on_device < C2P_SCALARS_ON_HOST || scalars_on_device > C2P_SCALARS_ON_DEVICE_SHARED) {
         c2p::record_error(cudaErrorInvalidValue,
                           "c2p_cuda_msm arguments (curve 1 or 2, n < 2^31, scalars_on_device 0, 1 or 2)", __FILE__,
                           __LINE__);
@@ -855,19 +634,19 @@ extern "C" int c2p_cuda_msm(int device, int curve, const void* points, size_t of
     cudaError_t err;
     if (n == 0) {
         // The empty sum: the point at infinity (Z = 0), blst's all zeros.
-        memset(out, 0, curve == 1 ? sizeof(c2p::jacobian_t<c2p::fp_t>) : sizeof(c2p::jacobian_t<c2p::fp2_t>));
+        memset(out, 0, curve == C2P_CURVE_G1 ? sizeof(c2p::jacobian_t<c2p::fp_t>) : sizeof(c2p::jacobian_t<c2p::fp2_t>));
         if (timing) *timing = c2p_msm_timing{};
         return 0;
     }
-    if (curve == 1) {
+    if (curve == C2P_CURVE_G1) {
         c2p::jacobian_t<c2p::fp_t> r;
         err = msm<c2p::fp_t>(device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset, s,
-                             static_cast<scalars_at>(scalars_on_device), density, n, &r, timing);
+                             scalars_on_device, density, n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     } else {
         c2p::jacobian_t<c2p::fp2_t> r;
         err = msm<c2p::fp2_t>(device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s,
-                              static_cast<scalars_at>(scalars_on_device), density, n, &r, timing);
+                              scalars_on_device, density, n, &r, timing);
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     }
     return (int)err;

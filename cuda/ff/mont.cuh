@@ -194,29 +194,17 @@ C2P_UNROLL
     // (ptxas, sm_90: the G1 bucket kernel went from 142 registers and a
     // 768-byte stack frame to 150 registers and none).
     __host__ __device__ friend mont_t operator*(const mont_t& a, const mont_t& b) {
-#if defined(__CUDA_ARCH__) && !defined(C2P_FP_MUL_INLINE)
+#ifdef __CUDA_ARCH__
         if constexpr (N <= 8)
             return mul_inline(a, b);
         else
             return mul_call(a, b);
 #else
-        // (C2P_FP_MUL_INLINE, e.g. through NVCC_APPEND_FLAGS: every product
-        // inlined, an experiment now that a product is 456 instructions.)
         return mul_inline(a, b);
 #endif
     }
 
-    // (C2P_FP_MUL_KARATSUBA: the called product by Karatsuba instead. On the
-    // H200 it made the G1 bucket sums 2.7 % slower at 2^27, 702.0 against
-    // 683.4 ms: 37 fewer 64-bit multiply-adds than CIOS but 170 more adds,
-    // which take the multiplier's issue slots too; fifteenth session.)
-    __device__ static __noinline__ mont_t mul_call(mont_t a, mont_t b) {
-#ifdef C2P_FP_MUL_KARATSUBA
-        return mul_karatsuba(a, b);
-#else
-        return mul_inline(a, b);
-#endif
-    }
+    __device__ static __noinline__ mont_t mul_call(mont_t a, mont_t b) { return mul_inline(a, b); }
 
     // Montgomery product a·b·2^(-32N) (CIOS: per limb b_i, add a·b_i, then
     // the multiple m·MOD that clears the low limb, and shift down a limb),
@@ -292,25 +280,15 @@ C2P_UNROLL
     // are calls), Fr squares products a·a (the NTT's and H's kernels have
     // none worth a second inlined routine). With its rows in even/odd limb
     // arrays the Fp square is 464 instructions, 206 of them 64-bit
-    // multiply-adds, against the product's 424 and 276; two of a mixed
-    // addition's ten products are squares: on the H200 the G1 bucket sums
-    // at 2^27 took 659.2 ms against 683.4 (dense MSM, scalars on the
-    // device, 752.4 against 777.9 ms; fifteenth session). Built with
-    // C2P_FP_SQUARE_BY_PRODUCT (through NVCC_APPEND_FLAGS) Fp squares are
-    // products again, to compare. The host emulation always takes
-    // sqr_inline, so the tests check it against blst without a GPU.
+    // multiply-adds, against the product's 424 and 276 (docs/decisions.md:
+    // squares by products). The host emulation takes sqr_inline too, so the
+    // tests check it against blst without a GPU.
     __host__ __device__ mont_t sqr() const {
-#if defined(__CUDA_ARCH__) && defined(C2P_FP_MUL_INLINE)
-        return mul_inline(*this, *this);
-#elif defined(__CUDA_ARCH__)
-#ifdef C2P_FP_SQUARE_BY_PRODUCT
-        return *this * *this;
-#else
+#ifdef __CUDA_ARCH__
         if constexpr (N <= 8)
             return *this * *this;
         else
             return sqr_call(*this);
-#endif
 #else
         return sqr_inline(*this);
 #endif
@@ -473,99 +451,6 @@ C2P_UNROLL
 C2P_UNROLL
         for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], K[N + j]);
         return reduce_once(t, ptx::addc(top, 0));
-    }
-
-    // The 2H-limb product x·y of two H-limb integers (H even), row by row
-    // (row i adds x·y_i at limb i) in E and O: per row an even chain (x's
-    // even limbs, pairs from limb i) and an odd chain (pairs from i + 1).
-    // The odd chain's top pair is new (nothing below row i reaches limb
-    // i + H − 1 in that array), so only even chains carry out, into K.
-    template <int H>
-    __host__ __device__ static __forceinline__ void mul_wide(const uint32_t* x, const uint32_t* y, uint32_t* T) {
-        static_assert(H % 2 == 0, "the pairing of limbs needs an even number of limbs");
-        uint32_t E[2 * H], O[2 * H], K[2 * H];
-C2P_UNROLL
-        for (int p = 0; p < 2 * H; p++) {
-            E[p] = 0;
-            O[p] = 0;
-            K[p] = 0;
-        }
-C2P_UNROLL
-        for (int k = 0; k < H; k += 2) ptx::mul_pair(E[k], E[k + 1], x[k], y[0]);
-C2P_UNROLL
-        for (int k = 1; k < H; k += 2) ptx::mul_pair(O[k], O[k + 1], x[k], y[0]);
-C2P_UNROLL
-        for (int i = 1; i < H; i++) {
-            uint32_t* X = i % 2 == 0 ? E : O;
-            uint32_t* Y = i % 2 == 0 ? O : E;
-            ptx::mad_pair(X[i], X[i + 1], x[0], y[i]);
-C2P_UNROLL
-            for (int k = 2; k < H; k += 2) ptx::madc_pair(X[i + k], X[i + k + 1], x[k], y[i]);
-            K[i + H] = ptx::addc(K[i + H], 0);
-            ptx::mad_pair(Y[i + 1], Y[i + 2], x[1], y[i]);
-C2P_UNROLL
-            for (int k = 3; k < H; k += 2) ptx::madc_pair(Y[i + k], Y[i + k + 1], x[k], y[i]);
-        }
-        // T = E + O + K (no carry leaves limb 2H − 1: x·y < 2^(64H)).
-        T[0] = E[0];
-        T[1] = ptx::add_cc(E[1], O[1]);
-C2P_UNROLL
-        for (int p = 2; p < 2 * H; p++) T[p] = ptx::addc_cc(E[p], O[p]);
-        T[H + 1] = ptx::add_cc(T[H + 1], K[H + 1]);
-C2P_UNROLL
-        for (int p = H + 2; p < 2 * H; p++) T[p] = ptx::addc_cc(T[p], K[p]);
-    }
-
-    // |x − y| for H-limb integers into d; returns all ones when x < y
-    // (the sign), else 0. A negative difference is complemented and one
-    // added by subtracting the H-limb all-ones integer (−1) from it.
-    template <int H>
-    __host__ __device__ static __forceinline__ uint32_t abs_difference(const uint32_t* x, const uint32_t* y, uint32_t* d) {
-        d[0] = ptx::sub_cc(x[0], y[0]);
-C2P_UNROLL
-        for (int k = 1; k < H; k++) d[k] = ptx::subc_cc(x[k], y[k]);
-        const uint32_t negative = ptx::subc(0, 0);
-        d[0] = ptx::sub_cc(d[0] ^ negative, negative);
-C2P_UNROLL
-        for (int k = 1; k < H; k++) d[k] = ptx::subc_cc(d[k] ^ negative, negative);
-        return negative;
-    }
-
-    // Montgomery product by one level of Karatsuba: with a = a0 + a1·B and
-    // b = b0 + b1·B (B = 2^(32H), H = N/2),
-    //   a·b = a0b0 + (a0b0 + a1b1 + (a1 − a0)(b0 − b1))·B + a1b1·B²,
-    // three H×H products (3H² wide multiply-adds) where schoolbook takes
-    // 4H², then REDC (N²): Fp 252 against CIOS's 288. The middle product is
-    // taken of absolute differences (H limbs, no carry limb) with its sign
-    // applied as it is added.
-    __host__ __device__ static __forceinline__ mont_t mul_karatsuba(const mont_t& a, const mont_t& b) {
-        constexpr int H = N / 2;
-        static_assert(H % 2 == 0, "the halves' rows need an even number of limbs");
-        uint32_t T[2 * N];
-        mul_wide<H>(a.l, b.l, T);
-        mul_wide<H>(a.l + H, b.l + H, T + N);
-        uint32_t da[H], db[H], D[N];
-        const uint32_t negative = abs_difference<H>(a.l + H, a.l, da) ^ abs_difference<H>(b.l, b.l + H, db);
-        mul_wide<H>(da, db, D);
-        // The middle term M = a0b0 + a1b1 ± D (N + 1 limbs, >= 0): D enters
-        // as its complement plus one when negative (the carry flag set by
-        // negative + negative).
-        uint32_t S[N + 1], M[N + 1];
-        S[0] = ptx::add_cc(T[0], T[N]);
-C2P_UNROLL
-        for (int k = 1; k < N; k++) S[k] = ptx::addc_cc(T[k], T[N + k]);
-        S[N] = ptx::addc(0, 0);
-        (void)ptx::add_cc(negative, negative);
-C2P_UNROLL
-        for (int k = 0; k < N; k++) M[k] = ptx::addc_cc(S[k], D[k] ^ negative);
-        M[N] = ptx::addc(S[N], negative);
-        // T += M·B; no carry leaves limb 2N − 1 (a·b < 2^(64N)).
-        T[H] = ptx::add_cc(T[H], M[0]);
-C2P_UNROLL
-        for (int k = 1; k <= N; k++) T[H + k] = ptx::addc_cc(T[H + k], M[k]);
-C2P_UNROLL
-        for (int k = H + N + 1; k < 2 * N; k++) T[k] = ptx::addc_cc(T[k], 0);
-        return redc(T);
     }
 
     // 1/x by Fermat: x^(MOD − 2), left to right over the exponent's bits

@@ -149,61 +149,6 @@ __global__ void chunk_lengths(const chunk_t* chunks, size_t n, uint32_t L, uint3
     index[k] = (uint32_t)k;
 }
 
-// Sum of a chunk's points (value: point index with the sign in bit 31).
-// With PREFETCH, the next point's load is issued before the current
-// addition, so the random gather's latency hides behind the arithmetic (at
-// the cost of one more point in registers).
-// With `order`, thread t takes chunk order[t] (chunks listed by length, so
-// that the lanes of a warp run loops of about the same length; see
-// chunk_lengths); its sum still goes to partial[its chunk].
-template <class F, class P, bool PREFETCH>
-__device__ __forceinline__ void sum_chunk(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
-                                          const uint32_t* order, size_t n_chunks, P* partial) {
-    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n_chunks) return;
-    const size_t k = order ? order[t] : t;
-    const chunk_t ch = chunks[k];
-    P acc = P::inf();
-    if constexpr (PREFETCH) {
-        uint32_t v_next = ch.len ? values[ch.start] : 0;
-        affine_t<F> next = points[v_next & 0x7fffffff];
-        for (uint32_t e = 0; e < ch.len; e++) {
-            const uint32_t v = v_next;
-            affine_t<F> p = next;
-            if (e + 1 < ch.len) {
-                v_next = values[ch.start + e + 1];
-                next = points[v_next & 0x7fffffff];
-            }
-            if (v >> 31) p.y = -p.y;
-            acc = acc.add_affine(p);
-        }
-    } else {
-        for (uint32_t e = 0; e < ch.len; e++) {
-            uint32_t v = values[ch.start + e];
-            affine_t<F> p = points[v & 0x7fffffff];
-            if (v >> 31) p.y = -p.y;
-            acc = acc.add_affine(p);
-        }
-    }
-    partial[k] = acc;
-}
-
-template <class F, class P, bool PREFETCH>
-__global__ void sum_chunks(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
-                           const uint32_t* order, size_t n_chunks, P* partial) {
-    sum_chunk<F, P, PREFETCH>(points, values, chunks, order, n_chunks, partial);
-}
-
-// The same held to 128 registers per thread, so that four blocks of 128
-// threads fit on an SM (16 warps instead of 12): an experiment in occupancy
-// against spills to local memory.
-template <class F, class P>
-__global__ void __launch_bounds__(128, 4) sum_chunks_lean(const affine_t<F>* points, const uint32_t* values,
-                                                          const chunk_t* chunks, const uint32_t* order,
-                                                          size_t n_chunks, P* partial) {
-    sum_chunk<F, P, false>(points, values, chunks, order, n_chunks, partial);
-}
-
 // The sum of a chunk kept in shared memory instead of registers (for G1's
 // XYZZ points; blocks of SHARED_SUM_THREADS threads). The Fp products are
 // calls, and ptxas gives a call only the registers its callers do not hold
@@ -298,29 +243,8 @@ struct shared_xyzz {
     }
 };
 
-template <class F>
-__global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
-    sum_chunks_shared(const affine_t<F>* points, const uint32_t* values, const chunk_t* chunks,
-                      const uint32_t* order, size_t n_chunks, xyzz_t<F>* partial) {
-    __shared__ F sums[4][SHARED_SUM_THREADS];
-    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n_chunks) return;
-    const size_t k = order ? order[t] : t;
-    const shared_xyzz<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x],
-                             &sums[3][threadIdx.x]};
-    const chunk_t ch = chunks[k];
-    acc.set(xyzz_t<F>::inf());
-    for (uint32_t e = 0; e < ch.len; e++) {
-        const uint32_t v = values[ch.start + e];
-        affine_t<F> p = points[v & 0x7fffffff];
-        if (v >> 31) p.y = -p.y;
-        acc.add_affine(p);
-    }
-    partial[k] = acc.get();
-}
-
-// The chunk sum of sum_chunks_shared with every Fp product's operands and
-// result in shared memory too: the accumulator's four coordinates and four
+// A chunk's sum (value: point index with the sign in bit 31) as shared_xyzz
+// keeps it, with every Fp product's operands and result in shared memory too: the accumulator's four coordinates and four
 // scratch values per thread, named by their 32-bit shared addresses, and
 // products by F::mul_shared / sqr_shared. Between products only additions,
 // subtractions and zero tests hold values in registers, so no value lives
@@ -381,7 +305,7 @@ __global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
     __shared__ F slots[shared_slots<F>::SLOTS][SHARED_SUM_THREADS];
     const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n_chunks) return;
-    const size_t k = order ? order[t] : t;
+    const size_t k = order[t];
     const shared_slots<F> acc{(uint32_t)__cvta_generic_to_shared(&slots[0][threadIdx.x])};
     const chunk_t ch = chunks[k];
     acc.set(xyzz_t<F>::inf());
@@ -438,7 +362,7 @@ __global__ void __launch_bounds__(SHARED_SUM_THREADS)
     __shared__ F sums[3][SHARED_SUM_THREADS];
     const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n_chunks) return;
-    const size_t k = order ? order[t] : t;
+    const size_t k = order[t];
     const shared_jacobian<F> acc{&sums[0][threadIdx.x], &sums[1][threadIdx.x], &sums[2][threadIdx.x]};
     const chunk_t ch = chunks[k];
     acc.set(jacobian_t<F>::inf());
@@ -556,7 +480,7 @@ __global__ void reduce_segments(const P* buckets, int windows, uint32_t B, uint3
 
 // reduce_segments for G1 with the running sum and the accumulator in shared
 // memory (blocks of SHARED_SUM_THREADS, at most 128 registers), for the
-// reason sum_chunks_shared keeps its sum there: with both in registers the
+// reason shared_xyzz keeps a sum there: with both in registers the
 // kernel takes 255 registers and spills 400 bytes (sm_90), so only 256
 // threads fit on an SM, too few to hide the products' latency.
 template <class F>
@@ -617,21 +541,9 @@ __global__ void combine_windows(const P* window_sums, int windows, int c, const 
     *out = acc + extra->to_jacobian();
 }
 
-// Sums of chunks of L points listed by index (the ones of the split).
-template <class F, class P>
-__global__ void sum_indexed(const affine_t<F>* points, const uint32_t* which, size_t n, uint32_t L,
-                            P* partial) {
-    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    size_t first = k * L;
-    if (first >= n) return;
-    size_t last = first + L < n ? first + L : n;
-    P acc = P::inf();
-    for (size_t e = first; e < last; e++) acc = acc.add_affine(points[which[e]]);
-    partial[k] = acc;
-}
-
-// sum_indexed with the sum in shared memory (G1's XYZZ points, blocks of
-// SHARED_SUM_THREADS threads): see shared_xyzz. 128 registers and no
+// Sums of chunks of L points listed by index (the ones of the split), with
+// the sum in shared memory (G1's XYZZ points, blocks of SHARED_SUM_THREADS
+// threads): see shared_xyzz. 128 registers and no
 // spills against the register kernel's 194 for G1 (sm_90).
 template <class F>
 __global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
@@ -648,8 +560,7 @@ __global__ void __launch_bounds__(SHARED_SUM_THREADS, 4)
     partial[k] = acc.get();
 }
 
-// sum_indexed with the sum in shared memory (G2's Jacobian points, blocks
-// of SHARED_SUM_THREADS threads): see shared_jacobian.
+// The same for G2's Jacobian points: see shared_jacobian.
 template <class F>
 __global__ void __launch_bounds__(SHARED_SUM_THREADS)
     sum_indexed_shared_jacobian(const affine_t<F>* points, const uint32_t* which, size_t n, uint32_t L,

@@ -93,13 +93,12 @@ __device__ __forceinline__ fr_t bitrev_power(uint64_t p, int log_m, const fr_t* 
 // scale_bitrev_powers kernel without its trip through device memory.
 //
 // QUOTIENT (a DIF transform's first pass, the H step's way back from the
-// coset): the pass loads data[p]·q_b[p] − q_c[p] (data[p]·q_b[p] without
-// q_c) instead of data[p], the work of a quotient_pointwise kernel without
-// writing the product to device memory and reading it back. With
+// coset): the pass loads data[p]·q_b[p] instead of data[p], the work of a
+// pointwise product kernel without writing the product to device memory and reading it back. With
 // bitrev_out (SCALED only), the pass stores position p at
 // bitrev_out[bitrev(p)] instead of data[p], or with subtract_out
 // subtracts it from what is there: the output leaves in natural order, the
-// work of a bit_reverse (subtract_bitrev) kernel without its trip through
+// work of a bit-reversal kernel without its trip through
 // device memory (bitrev_out must not overlap data; it may be q_b, which
 // only the first pass reads: a single pass is a single block, which loads
 // its whole tile before it stores).
@@ -113,7 +112,7 @@ template <bool DIF, bool SCALED = false, bool QUOTIENT = false>
 __global__ void __launch_bounds__(NTT_THREADS, 3)
     ntt_pass(fr_t* data, int log_m, int log_tile, int log_s, int k, const fr_t* table, bool inverse,
              const fr_t* scale_lo = nullptr, const fr_t* scale_hi = nullptr, fr_t* bitrev_out = nullptr,
-             const fr_t* q_b = nullptr, const fr_t* q_c = nullptr, bool subtract_out = false) {
+             const fr_t* q_b = nullptr, bool subtract_out = false) {
     // Positions, group numbers and twiddle exponents are below m ≤ 2^28,
     // so 32-bit arithmetic holds them (a quarter of the butterfly loop's
     // instructions were index work in 64 bits).
@@ -136,7 +135,7 @@ __global__ void __launch_bounds__(NTT_THREADS, 3)
     for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
         const uint32_t p = address(e);
         if (QUOTIENT)
-            tile.set(e, q_c ? data[p] * q_b[p] - q_c[p] : data[p] * q_b[p]);
+            tile.set(e, data[p] * q_b[p]);
         else
             tile.set(e, data[p]);
     }
@@ -243,22 +242,6 @@ __global__ void bit_reverse(fr_t* out, const fr_t* in, int log_m) {
     if (p >> log_m) return;
     uint64_t r = log_m ? (__brevll(p) >> (64 - log_m)) : 0;
     out[r] = in[p];
-}
-
-// a = a·b − c pointwise, or a·b without c (the division by Z comes later,
-// as a constant).
-__global__ void quotient_pointwise(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n) {
-    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    a[i] = c ? a[i] * b[i] - c[i] : a[i] * b[i];
-}
-
-// out[bitrev(p)] −= in[p].
-__global__ void subtract_bitrev(fr_t* out, const fr_t* in, int log_m) {
-    uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >> log_m) return;
-    uint64_t r = log_m ? (__brevll(p) >> (64 - log_m)) : 0;
-    out[r] = out[r] - in[p];
 }
 
 // table[i] = start · base^i for i < n (n a multiple of the block size):

@@ -1,5 +1,6 @@
-//! The CUDA backend: safe wrappers over the `extern "C"` entry points in
-//! `cuda/api/`. Every call returns a CUDA status that becomes an `Error`
+//! The CUDA backend: safe wrappers over the `extern "C"` entry points that
+//! `cuda/include/c2p_cuda.h` declares (this extern block mirrors it, in its
+//! order; `tests/cuda_header.rs` checks the names). Every call returns a CUDA status that becomes an `Error`
 //! (`OutOfMemory` for allocation failures, `Gpu` otherwise) with the
 //! message the CUDA side recorded.
 
@@ -11,41 +12,8 @@ use once_cell::sync::Lazy;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
+    fn c2p_cuda_configure(tuning: *const crate::config::GpuTuning) -> c_int;
     fn c2p_cuda_last_error() -> *const c_char;
-    fn c2p_cuda_upload(
-        device: c_int,
-        host: *const c_void,
-        bytes: usize,
-        capacity: usize,
-        unreduced: *mut usize,
-        out: *mut *mut c_void,
-    ) -> c_int;
-    fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
-    fn c2p_cuda_checked_copy(
-        dst: *mut c_void,
-        src: *const c_void,
-        bytes: usize,
-        unreduced: *mut usize,
-    ) -> c_int;
-    fn c2p_cuda_download(device: c_int, ptr: *const c_void, bytes: usize, host: *mut c_void) -> c_int;
-    fn c2p_cuda_msm(
-        device: c_int,
-        curve: c_int,
-        points: *const c_void,
-        offset: usize,
-        scalars: *const c_void,
-        scalars_on_device: c_int,
-        density: *const u64,
-        n: usize,
-        out: *mut c_void,
-        timing: *mut MsmTiming,
-    ) -> c_int;
-    fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
-    fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
-    fn c2p_cuda_trim_pool(device: c_int) -> c_int;
-    fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
-    fn c2p_cuda_msm_group_bytes(device: c_int, bytes: *mut usize) -> c_int;
-    fn c2p_cuda_msm_g1_bucket_bytes(device: c_int, n: usize, bytes: *mut usize) -> c_int;
     fn c2p_cuda_device_count(count: *mut c_int) -> c_int;
     fn c2p_cuda_device_info(
         device: c_int,
@@ -56,6 +24,40 @@ extern "C" {
         major: *mut c_int,
         minor: *mut c_int,
     ) -> c_int;
+    fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
+    fn c2p_cuda_trim_pool(device: c_int) -> c_int;
+    fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
+    fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_upload(
+        device: c_int,
+        host: *const c_void,
+        bytes: usize,
+        capacity: usize,
+        unreduced: *mut usize,
+        out: *mut *mut c_void,
+    ) -> c_int;
+    fn c2p_cuda_download(device: c_int, ptr: *const c_void, bytes: usize, host: *mut c_void) -> c_int;
+    fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
+    fn c2p_cuda_checked_copy(
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+        unreduced: *mut usize,
+    ) -> c_int;
+    fn c2p_cuda_msm(
+        device: c_int,
+        curve: Curve,
+        points: *const c_void,
+        offset: usize,
+        scalars: *const c_void,
+        scalars_at: ScalarsAt,
+        density: *const u64,
+        n: usize,
+        out: *mut c_void,
+        timing: *mut MsmTiming,
+    ) -> c_int;
+    fn c2p_cuda_msm_group_bytes(device: c_int, bytes: *mut usize) -> c_int;
+    fn c2p_cuda_msm_g1_bucket_bytes(device: c_int, n: usize, bytes: *mut usize) -> c_int;
     fn c2p_cuda_quotient(
         device: c_int,
         log_m: c_int,
@@ -81,10 +83,19 @@ extern "C" {
         iterations: c_int,
         median_ms: *mut f32,
     ) -> c_int;
+    fn c2p_cuda_field_op(
+        device: c_int,
+        field: Field,
+        op: FieldOp,
+        a: *const c_void,
+        b: *const c_void,
+        out: *mut c_void,
+        n: usize,
+    ) -> c_int;
     fn c2p_cuda_curve_op(
         device: c_int,
-        curve: c_int,
-        op: c_int,
+        curve: Curve,
+        op: CurveOp,
         p: *const c_void,
         q: *const c_void,
         out: *mut c_void,
@@ -92,15 +103,6 @@ extern "C" {
     ) -> c_int;
     fn c2p_cuda_microbench(device: c_int, log_m: c_int, results: *mut f32) -> c_int;
     fn c2p_cuda_instruction_rates(device: c_int, rates: *mut f32, count: c_int) -> c_int;
-    fn c2p_cuda_field_op(
-        device: c_int,
-        field: c_int,
-        op: c_int,
-        a: *const c_void,
-        b: *const c_void,
-        out: *mut c_void,
-        n: usize,
-    ) -> c_int;
 }
 
 /// cudaErrorMemoryAllocation.
@@ -178,7 +180,23 @@ fn device_info(device: c_int) -> Result<(String, usize, usize, (i32, i32))> {
     Ok((name, free, total, (major, minor)))
 }
 
+/// Hands the configuration's GPU tuning to the CUDA side (once; before any
+/// other CUDA call of this process).
+fn configure() -> Result<()> {
+    static DONE: once_cell::sync::OnceCell<()> = once_cell::sync::OnceCell::new();
+    DONE.get_or_try_init(|| {
+        let tuning = crate::config::get()?.gpu;
+        // SAFETY: `tuning` is a live c2p_tuning (same layout), copied by the call.
+        check(
+            unsafe { c2p_cuda_configure(&tuning) },
+            "configuring the CUDA backend",
+        )
+    })
+    .map(|_| ())
+}
+
 fn discover() -> Result<Vec<Device>> {
+    configure()?;
     let mut count: c_int = 0;
     // SAFETY: `count` is a valid output location.
     check(
@@ -428,7 +446,9 @@ pub fn instruction_rates() -> Result<Vec<(&'static str, f32)>> {
     Ok(INSTRUCTION_PROBES.iter().copied().zip(rates).collect())
 }
 
-/// Element-wise field operations on GPU 0, for tests against blst.
+/// Element-wise field operations on GPU 0, for tests against blst
+/// (`enum c2p_field_op`).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldOp {
     Mul = 0,
@@ -440,18 +460,24 @@ pub enum FieldOp {
     Neg = 6,
     /// 1/a (0 for 0).
     Inv = 7,
-    /// a·b by one level of Karatsuba (`mont_t::mul_karatsuba`).
-    MulKaratsuba = 8,
 }
 
-/// The CUDA side's field number for elements of `L` 64-bit limbs.
-fn field_of<const L: usize>(a: &[[u64; L]], b: &[[u64; L]]) -> Result<c_int> {
+/// A field of the test operations (`enum c2p_field`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Fr = 0,
+    Fp = 1,
+}
+
+/// The field of elements of `L` 64-bit limbs.
+fn field_of<const L: usize>(a: &[[u64; L]], b: &[[u64; L]]) -> Result<Field> {
     if a.len() != b.len() {
         return Err(Error::size_mismatch("a and b differ in length"));
     }
     match L {
-        4 => Ok(0),
-        6 => Ok(1),
+        4 => Ok(Field::Fr),
+        6 => Ok(Field::Fp),
         _ => Err(Error::invalid("field elements have 4 (Fr) or 6 (Fp) limbs")),
     }
 }
@@ -486,7 +512,7 @@ fn field_op_at<const L: usize>(
         c2p_cuda_field_op(
             device,
             field,
-            op as c_int,
+            op,
             a.as_ptr().cast(),
             b.as_ptr().cast(),
             out.as_mut_ptr().cast(),
@@ -497,7 +523,9 @@ fn field_op_at<const L: usize>(
     Ok(out)
 }
 
-/// Element-wise point operations on GPU 0, for tests against blst.
+/// Element-wise point operations on GPU 0, for tests against blst
+/// (`enum c2p_curve_op`).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CurveOp {
     /// out = 2·p
@@ -513,17 +541,17 @@ pub enum CurveOp {
 /// A group whose points the GPU operates on: G1 or G2.
 pub trait GpuCurve: Copy + Default {
     type Affine: Copy + Default;
-    const CURVE: c_int;
+    const CURVE: Curve;
 }
 
 impl GpuCurve for crate::ffi::blst::G1 {
     type Affine = crate::ffi::blst::G1Affine;
-    const CURVE: c_int = 1;
+    const CURVE: Curve = Curve::G1;
 }
 
 impl GpuCurve for crate::ffi::blst::G2 {
     type Affine = crate::ffi::blst::G2Affine;
-    const CURVE: c_int = 2;
+    const CURVE: Curve = Curve::G2;
 }
 
 /// out[i] = p[i] op q[i]; `q_affine` is read for `AddAffine`, `q` otherwise.
@@ -547,7 +575,7 @@ pub fn curve_op<P: GpuCurve>(op: CurveOp, p: &[P], q: &[P], q_affine: &[P::Affin
         c2p_cuda_curve_op(
             0,
             P::CURVE,
-            op as c_int,
+            op,
             p.as_ptr().cast(),
             q_ptr,
             out.as_mut_ptr().cast(),
@@ -558,11 +586,21 @@ pub fn curve_op<P: GpuCurve>(op: CurveOp, p: &[P], q: &[P], q_affine: &[P::Affin
     Ok(out)
 }
 
-/// Which group a device point vector holds (the CUDA side's curve numbers).
+/// Which group a device point vector holds (`enum c2p_curve`).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Curve {
+pub enum Curve {
     G1 = 1,
     G2 = 2,
+}
+
+/// Where an MSM's scalars are (`enum c2p_scalars_at`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScalarsAt {
+    Host = 0,
+    DeviceConsumed = 1,
+    DeviceShared = 2,
 }
 
 /// An array in one GPU's memory, freed on drop: the storage of
@@ -684,9 +722,24 @@ impl DevicePoints {
         out: *mut c_void,
     ) -> Result<MsmTiming> {
         let (ptr, on_device, n, gpu) = match &scalars {
-            Scalars::Host(s) => (s.as_ptr().cast::<c_void>(), 0, s.len(), self.buf.device),
-            Scalars::Device(d) => (d.buf.ptr.cast_const(), 1, d.len, d.buf.device),
-            Scalars::Shared(d) => (d.buf.ptr.cast_const(), 2, d.len, d.buf.device),
+            Scalars::Host(s) => (
+                s.as_ptr().cast::<c_void>(),
+                ScalarsAt::Host,
+                s.len(),
+                self.buf.device,
+            ),
+            Scalars::Device(d) => (
+                d.buf.ptr.cast_const(),
+                ScalarsAt::DeviceConsumed,
+                d.len,
+                d.buf.device,
+            ),
+            Scalars::Shared(d) => (
+                d.buf.ptr.cast_const(),
+                ScalarsAt::DeviceShared,
+                d.len,
+                d.buf.device,
+            ),
         };
         if gpu != self.buf.device {
             return Err(Error::invalid(format!(
@@ -732,7 +785,7 @@ impl DevicePoints {
         let status = unsafe {
             c2p_cuda_msm(
                 self.buf.device,
-                self.curve as c_int,
+                self.curve,
                 self.buf.ptr,
                 offset,
                 ptr,
@@ -809,6 +862,7 @@ impl DeviceScalars {
 /// a copy of `values` through the copy workers, and the index of the first
 /// value not below the modulus, if any.
 pub fn checked_copy_on_host(values: &[Fr]) -> Result<(Vec<Fr>, Option<usize>)> {
+    configure()?;
     let mut out = vec![Fr::ZERO; values.len()];
     let mut unreduced = usize::MAX;
     // SAFETY: `values` and `out` are live slices of the same length in

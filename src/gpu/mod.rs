@@ -122,32 +122,17 @@ impl DeviceParams {
     }
 }
 
-/// Whether a parameter set's points live on the GPU. `Auto` (the default)
-/// keeps them there when the GPU's free memory holds them and the proving
-/// work beside them, and otherwise streams them; `Always` uploads them
-/// whatever the free memory says (a failed upload still streams); `Never`
-/// streams them from host memory for every MSM. With `Auto` the
-/// environment variable `C2P_PARAMS_ON_GPU` (`auto`, `always`, `never`)
-/// decides, so a deployment can choose without a code change.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Residency {
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
+pub use crate::config::Residency;
 
 impl Residency {
-    /// The choice in effect: an explicit one, or the environment's.
+    /// The choice in effect: an explicit one, or the environment's
+    /// (`C2P_PARAMS_ON_GPU`; a malformed value was refused by
+    /// `config::get` before any proof or load got here).
     pub fn resolve(self) -> Residency {
         if self != Residency::Auto {
             return self;
         }
-        match std::env::var("C2P_PARAMS_ON_GPU").as_deref() {
-            Ok("always") | Ok("1") => Residency::Always,
-            Ok("never") | Ok("0") => Residency::Never,
-            _ => Residency::Auto,
-        }
+        crate::config::get().map_or(Residency::Auto, |c| c.params_on_gpu)
     }
 }
 

@@ -64,6 +64,7 @@ pub struct Parameters {
 impl Parameters {
     /// Loads and checks a parameters file (see `LoadOptions`).
     pub fn load(path: &Path, options: &LoadOptions) -> Result<Parameters> {
+        crate::config::get()?;
         let started = Instant::now();
         let file = std::fs::File::open(path)
             .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;

@@ -150,23 +150,10 @@ pub fn host_budget() -> &'static Budget {
 /// The budget's limit unless set otherwise: `C2P_HOST_BUDGET`, else half
 /// of physical memory.
 pub fn default_host_budget() -> usize {
-    std::env::var("C2P_HOST_BUDGET")
+    crate::config::get()
         .ok()
-        .and_then(|v| parse_bytes(&v))
+        .and_then(|c| c.host_budget)
         .unwrap_or_else(|| physical_memory() / 2)
-}
-
-/// "123", "64K", "512M", "100G", "1T" (powers of 1024) as bytes.
-pub fn parse_bytes(text: &str) -> Option<usize> {
-    let text = text.trim();
-    let (digits, shift) = match text.char_indices().last()? {
-        (i, 'K' | 'k') => (&text[..i], 10),
-        (i, 'M' | 'm') => (&text[..i], 20),
-        (i, 'G' | 'g') => (&text[..i], 30),
-        (i, 'T' | 't') => (&text[..i], 40),
-        _ => (text, 0),
-    };
-    digits.trim().parse::<usize>().ok()?.checked_mul(1usize << shift)
 }
 
 /// Physical memory in bytes (16 GiB when the system does not say).
@@ -463,16 +450,5 @@ mod tests {
         waiter.join().unwrap().unwrap();
         drop(held);
         assert_eq!(budget.limit(), 20);
-    }
-
-    #[test]
-    fn byte_sizes_parse() {
-        assert_eq!(parse_bytes("123"), Some(123));
-        assert_eq!(parse_bytes("64K"), Some(64 << 10));
-        assert_eq!(parse_bytes(" 2g "), Some(2 << 30));
-        assert_eq!(parse_bytes("1T"), Some(1 << 40));
-        assert_eq!(parse_bytes("G"), None);
-        assert_eq!(parse_bytes("-1"), None);
-        assert_eq!(parse_bytes(""), None);
     }
 }

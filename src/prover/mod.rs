@@ -91,7 +91,6 @@ pub(crate) fn prove_job(
     // Workers in GPU order (0, 1, .., 0, 1, ..), so that a few circuits
     // still spread over the GPUs.
     let ahead = gpu::available()
-        && abc_ahead_enabled()
         && gpu::handles_domain(domain.log_m)
         && params.device.residency().resolve() != gpu::Residency::Never;
     let per_gpu = if ahead { WORKERS_PER_GPU } else { 1 };
@@ -194,6 +193,8 @@ pub fn random_r_s(n: usize) -> (Vec<Fr>, Vec<Fr>) {
 
 /// Validation of a whole call, before any work.
 pub fn check_call(params: &Parameters, circuits: &[Assignment], r: &[Fr], s: &[Fr]) -> Result<()> {
+    // A malformed knob fails the call instead of being ignored.
+    crate::config::get()?;
     if circuits.is_empty() {
         return Err(Error::invalid("no circuits to prove"));
     }
@@ -608,8 +609,7 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
     Ok(())
 }
 
-/// Whether the witness MSMs may run beside the H side on GPU `gpu`
-/// (`$C2P_WITNESS_BESIDE_H=0` never, to compare): when its free memory
+/// Whether the witness MSMs may run beside the H side on GPU `gpu`: when its free memory
 /// holds, with 2 GiB to spare, H's MSM (~32 bytes per element and its
 /// sorts, at least a window's (~40 bytes per element) and up to
 /// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
@@ -622,11 +622,6 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// values when not uploaded ahead), and the next circuit's a, b, c and aux
 /// going up ahead meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
-    static ENABLED: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("C2P_WITNESS_BESIDE_H").map_or(true, |v| v != "0"));
-    if !*ENABLED {
-        return false;
-    }
     let fr = std::mem::size_of::<Fr>();
     let (m, n) = (domain.m, w.aux.len());
     let sorts = gpu::msm_sort_budget(gpu);
@@ -654,14 +649,6 @@ struct Ahead {
     /// The aux values for the L, A and B MSMs (`None`: no room).
     aux: Option<gpu::DeviceScalars>,
     slot: MutexGuard<'static, ()>,
-}
-
-/// Whether a, b, c and aux go to the GPU ahead of the lane
-/// (`$C2P_ABC_AHEAD=0` turns it off, to compare).
-fn abc_ahead_enabled() -> bool {
-    static ENABLED: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("C2P_ABC_AHEAD").map_or(true, |v| v != "0"));
-    *ENABLED
 }
 
 /// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
@@ -828,7 +815,7 @@ fn gpu_sums(
     // uploads them itself (overlapped with its transforms).
     let lane = engine::try_gpu_lane(gpu);
     let ahead = match (device, &lane) {
-        (Some(_), None) if abc_ahead_enabled() => upload_ahead(domain, w, gpu, cancelled, check)?,
+        (Some(_), None) => upload_ahead(domain, w, gpu, cancelled, check)?,
         _ => None,
     };
     let circuit = Circuit { index, w, check };
