@@ -16,6 +16,12 @@ namespace c2p {
 // Records the message of the calling thread's last CUDA failure.
 void record_error(cudaError_t err, const char* what, const char* file, int line);
 
+// Why the calling thread's last allocation failed when the device budget
+// refused it (api/memory.cuh): the out-of-memory messages recorded after it
+// end with it, however many C2P_CUDA_OK levels pass the failure up. Empty
+// clears it.
+void set_budget_detail(const char* detail);
+
 }  // namespace c2p
 
 #define C2P_CUDA_OK(expr)                                                   \

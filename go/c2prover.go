@@ -83,6 +83,7 @@ type Params struct {
 type paramsConfig struct {
 	subgroup, cache bool
 	onGPU           ParamsOnGPU
+	deviceBudget    uint64
 }
 
 // ParamsOnGPU says where the parameters' points live when a GPU is used.
@@ -115,6 +116,14 @@ func WithCache() ParamsOption { return func(c *paramsConfig) { c.cache = true } 
 // WithParamsOnGPU chooses where the points live (default ParamsOnGPUAuto).
 func WithParamsOnGPU(where ParamsOnGPU) ParamsOption {
 	return func(c *paramsConfig) { c.onGPU = where }
+}
+
+// WithParamsDeviceBudget sets every GPU's device budget, in bytes, before the
+// load: the library's device memory stays within it, and what stays resident
+// is chosen to fit (0, the default, leaves it: C2P_DEVICE_BUDGET in the
+// environment, else the device's memory less max(1 GiB, 1/32 of it)).
+func WithParamsDeviceBudget(bytes uint64) ParamsOption {
+	return func(c *paramsConfig) { c.deviceBudget = bytes }
 }
 
 // LoadParams loads a parameters file in bellperson's Parameters::write
@@ -176,6 +185,7 @@ type proveConfig struct {
 	canonical bool
 	noWait    bool
 	devices   uint64
+	budget    uint64
 	sealProof *sealProof
 }
 
@@ -200,6 +210,11 @@ func WithNoWait() ProveOption { return func(c *proveConfig) { c.noWait = true } 
 // WithDeviceMask limits the job to the GPUs whose bits are set (bit d for
 // GPU d; 0, the default, means all); its circuits spread over them.
 func WithDeviceMask(mask uint64) ProveOption { return func(c *proveConfig) { c.devices = mask } }
+
+// WithDeviceBudget sets the device budget, in bytes, of the GPUs the job may
+// use before it starts (0, the default, leaves it). A budget below what any
+// plan needs fails with ErrOutOfMemory, the size it needs in the message.
+func WithDeviceBudget(bytes uint64) ProveOption { return func(c *proveConfig) { c.budget = bytes } }
 
 // SetHostBudget sets the host memory budget, in bytes, that bounds the jobs
 // in flight; 0 restores the default (C2P_HOST_BUDGET in the environment,

@@ -53,6 +53,7 @@ func paramsLoad(path string, cfg paramsConfig) (*cParams, error) {
 		check_subgroup: C.bool(cfg.subgroup),
 		use_cache:      C.bool(cfg.cache),
 		params_on_gpu:  C.uint32_t(cfg.onGPU),
+		device_budget:  C.uint64_t(cfg.deviceBudget),
 	}
 	var out *cParams
 	err := call(func() C.int32_t { return C.c2p_params_load(cpath, &opts, &out) })
@@ -160,6 +161,7 @@ func proveStart(p *cParams, circuits []Assignment, cfg proveConfig) (*cJob, erro
 		canonical_scalars: C.bool(cfg.canonical),
 		no_wait:           C.bool(cfg.noWait),
 		device_mask:       C.uint64_t(cfg.devices),
+		device_budget:     C.uint64_t(cfg.budget),
 	}
 	var out *cJob
 	err := call(func() C.int32_t {

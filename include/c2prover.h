@@ -98,6 +98,11 @@ struct c2p_params_options {
   // Where the points live with a GPU: C2P_PARAMS_ON_GPU_AUTO (0),
   // _ALWAYS or _NEVER. Ignored without a GPU.
   uint32_t params_on_gpu;
+  // The device budget of every GPU in bytes, set before the load (every
+  // device allocation of the library counts against it; what stays
+  // resident is chosen to fit). 0 leaves it: `C2P_DEVICE_BUDGET`, else
+  // the device's memory less max(1 GiB, 1/32 of it).
+  uint64_t device_budget;
 };
 
 // What `c2p_params_info` reports.
@@ -170,6 +175,11 @@ struct c2p_prove_options {
   // circuits spread over them. A mask naming no GPU of the machine is
   // C2P_ERR_INVALID_ARGUMENT; without GPUs it is ignored.
   uint64_t device_mask;
+  // The device budget in bytes of the GPUs `device_mask` allows, set
+  // before the job starts (as `c2p_params_options.device_budget`); 0
+  // leaves it. A budget below what any plan needs is
+  // C2P_ERR_OUT_OF_MEMORY, with the size it needs in the message.
+  uint64_t device_budget;
 };
 
 // The host memory budget that bounds jobs in flight (see

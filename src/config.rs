@@ -49,11 +49,13 @@ pub struct Config {
     pub params_on_gpu: Residency,
     /// `C2P_HOST_BUDGET`: bytes for jobs in flight (K, M, G, T suffixes).
     pub host_budget: Option<usize>,
+    /// `C2P_DEVICE_BUDGET`: bytes of device memory per GPU for the library.
+    pub device_budget: Option<usize>,
     pub gpu: GpuTuning,
 }
 
 /// Each knob: its variable and what it sets, for the log and the docs.
-pub const KNOBS: [(&str, &str); 8] = [
+pub const KNOBS: [(&str, &str); 9] = [
     (
         "C2P_PARAMS_ON_GPU",
         "auto | always | never: parameters resident on the GPU or streamed",
@@ -63,8 +65,12 @@ pub const KNOBS: [(&str, &str); 8] = [
         "bytes (K/M/G/T) of host memory for jobs in flight; default half of RAM",
     ),
     (
+        "C2P_DEVICE_BUDGET",
+        "bytes (K/M/G/T) of device memory per GPU; default its memory less max(1 GiB, 1/32)",
+    ),
+    (
         "C2P_POOL_KEEP_MIB",
-        "1..=1048576: MiB the device memory pool keeps; default an eighth of the GPU",
+        "1..=1048576: MiB the device memory pool keeps; default an eighth of the budget",
     ),
     (
         "C2P_STAGE_THREADS",
@@ -72,11 +78,11 @@ pub const KNOBS: [(&str, &str); 8] = [
     ),
     (
         "C2P_MSM_GROUP_MIB",
-        "512..=65536: MiB for an MSM window group's sorts; default 2-8 GiB by GPU size",
+        "512..=65536: MiB for an MSM window group's sorts; default budget/16 in 256 MiB..8 GiB",
     ),
     (
         "C2P_MSM_G1_MAX_WINDOW",
-        "16..=22: widest G1 window; default 22 on GPUs of 64 GiB or more, else 20",
+        "16..=22: widest G1 window; default 22 with a budget of 64 GiB or more, else 20",
     ),
     (
         "C2P_MSM_MIN_CHUNK",
@@ -128,20 +134,21 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
             )))
         }
     };
-    let host_budget = match lookup("C2P_HOST_BUDGET") {
-        None => None,
-        Some(text) => match parse_bytes(&text) {
-            Some(bytes) if bytes > 0 => Some(bytes),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "C2P_HOST_BUDGET={text:?}: expected a size in bytes such as 68719476736, 64G or 512M"
-                )))
-            }
-        },
+    let size = |name: &str| -> Result<Option<usize>> {
+        let Some(text) = lookup(name) else { return Ok(None) };
+        match parse_bytes(&text) {
+            Some(bytes) if bytes > 0 => Ok(Some(bytes)),
+            _ => Err(Error::invalid(format!(
+                "{name}={text:?}: expected a size in bytes such as 68719476736, 64G or 512M"
+            ))),
+        }
     };
+    let host_budget = size("C2P_HOST_BUDGET")?;
+    let device_budget = size("C2P_DEVICE_BUDGET")?;
     Ok(Config {
         params_on_gpu,
         host_budget,
+        device_budget,
         gpu: GpuTuning {
             pool_keep_mib: number("C2P_POOL_KEEP_MIB", 1..=1 << 20)?,
             stage_threads: number("C2P_STAGE_THREADS", 1..=64)?,
@@ -184,6 +191,7 @@ mod tests {
         let c = with(&[
             ("C2P_PARAMS_ON_GPU", "never"),
             ("C2P_HOST_BUDGET", "64G"),
+            ("C2P_DEVICE_BUDGET", "16G"),
             ("C2P_MSM_MIN_CHUNK", "256"),
             ("C2P_NTT_TILE_LOG", "9"),
             ("C2P_STAGE_THREADS", "4"),
@@ -191,6 +199,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.params_on_gpu, Residency::Never);
         assert_eq!(c.host_budget, Some(64 << 30));
+        assert_eq!(c.device_budget, Some(16 << 30));
         assert_eq!(c.gpu.msm_min_chunk, 256);
         assert_eq!(c.gpu.ntt_tile_log, 9);
         assert_eq!(c.gpu.stage_threads, 4);
@@ -203,6 +212,7 @@ mod tests {
             ("C2P_PARAMS_ON_GPU", "sometimes"),
             ("C2P_HOST_BUDGET", "lots"),
             ("C2P_HOST_BUDGET", "0"),
+            ("C2P_DEVICE_BUDGET", "16Q"),
             ("C2P_MSM_MIN_CHUNK", "8"),
             ("C2P_MSM_MIN_CHUNK", "x"),
             ("C2P_NTT_TILE_LOG", "12"),

@@ -683,6 +683,7 @@ fn bad_parameter_files() {
         check_subgroup: true,
         use_cache: true,
         params_on_gpu: C2P_PARAMS_ON_GPU_NEVER,
+        device_budget: 0,
     };
     let (mut a, mut b) = (null_mut(), null_mut());
     assert_eq!(c2p_params_load(path.as_ptr(), &opts, &mut a), C2P_OK);

@@ -386,26 +386,44 @@ mod with_cuda {
         );
     }
 
+    /// Device memory is charged to the budget while held and refunded when
+    /// freed; an allocation past the budget fails as out of memory, naming
+    /// the budget, and leaves the accounts as they were.
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
-    fn msm_window_groups_take_a_sixteenth_of_the_device_within_2_to_8_gib() {
-        let _gpu = gpu("msm_window_groups_take_a_sixteenth_of_the_device_within_2_to_8_gib");
-        let group = c2prover::gpu::msm_group_bytes(0).unwrap();
-        match std::env::var("C2P_MSM_GROUP_MIB")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-        {
-            Some(mib) if (512..65536).contains(&mib) => assert_eq!(group, mib << 20),
-            _ => {
-                let total = c2prover::gpu::devices()[0].total_bytes;
-                assert_eq!(
-                    group,
-                    (total / 16).clamp(2 << 30, 8 << 30),
-                    "device of {total} bytes"
-                );
-            }
-        }
-        assert!(c2prover::gpu::msm_group_bytes(c2prover::gpu::device_count() + 64).is_err());
+    fn device_allocations_are_charged_to_the_budget() {
+        use c2prover::gpu::memory;
+        let _gpu = gpu("device_allocations_are_charged_to_the_budget");
+        let scalars = vec![Fr::ONE; 1 << 20];
+        let before = memory::of(0).unwrap();
+        let held = c2prover::gpu::upload_scalars(0, &scalars, None).unwrap();
+        assert_eq!(
+            memory::of(0).unwrap().in_use,
+            before.in_use + (32 << 20),
+            "charged while held"
+        );
+        drop(held);
+        assert_eq!(
+            memory::of(0).unwrap().in_use,
+            before.in_use,
+            "refunded when freed"
+        );
+        // A budget with less room than the upload needs.
+        memory::set_budget(&[0], before.in_use + (16 << 20)).unwrap();
+        let refused = c2prover::gpu::upload_scalars(0, &scalars, None);
+        memory::set_budget(&[0], 0).unwrap();
+        let err = refused.err().expect("an upload past the budget fails");
+        assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err}");
+        assert!(err.message.contains("device budget of GPU 0"), "{err}");
+        assert_eq!(
+            memory::of(0).unwrap().in_use,
+            before.in_use,
+            "nothing left charged"
+        );
+        assert!(
+            memory::of(0).unwrap().budget > before.in_use,
+            "the default budget is back"
+        );
     }
 }
 

@@ -9,12 +9,17 @@
 namespace c2p {
 
 static thread_local std::string last_error;
+static thread_local std::string budget_detail;
+
+void set_budget_detail(const char* detail) { budget_detail = detail; }
 
 void record_error(cudaError_t err, const char* what, const char* file, int line) {
     char buf[512];
     snprintf(buf, sizeof buf, "CUDA error %d (%s: %s) in %s at %s:%d", (int)err, cudaGetErrorName(err),
              cudaGetErrorString(err), what, file, line);
     last_error = buf;
+    if (err == cudaErrorMemoryAllocation && !budget_detail.empty()) last_error += " (" + budget_detail + ")";
+    if (err != cudaErrorMemoryAllocation) budget_detail.clear();
     // A failed call also sets the runtime's per-thread "last error", which
     // the next launch check (cudaGetLastError) would report again: clear it
     // (sticky errors stay anyway).
@@ -69,6 +74,46 @@ extern "C" int c2p_cuda_device_info(int device, char* name, size_t name_len, siz
     snprintf(name, name_len, "%s", prop.name);
     *major = prop.major;
     *minor = prop.minor;
+    return 0;
+}
+
+// The device budget of `device` (its default on first use), the bytes of
+// the library's allocations live there now, and their peak since the last
+// c2p_cuda_reset_peak.
+extern "C" int c2p_cuda_device_memory(int device, size_t* budget, size_t* in_use, size_t* peak) {
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_device_memory device", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    uint64_t b = 0;
+    C2P_CUDA_OK(c2p::host::budget_of(device, &b));
+    *budget = (size_t)b;
+    *in_use = (size_t)c2p::host::device_memory[device].in_use.load();
+    *peak = (size_t)c2p::host::device_memory[device].peak.load();
+    return 0;
+}
+
+// Sets the device budget of `device` (0: the default). Allocations live
+// beyond a lowered budget stay; new ones wait for room below it.
+extern "C" int c2p_cuda_set_device_budget(int device, size_t bytes) {
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_set_device_budget device", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    uint64_t b = bytes;
+    if (b == 0) C2P_CUDA_OK(c2p::host::default_budget(device, &b));
+    c2p::host::device_memory[device].budget.store(b);
+    return 0;
+}
+
+// Restarts the peak of `device` from what is live now.
+extern "C" int c2p_cuda_reset_peak(int device) {
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_reset_peak device", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    auto& m = c2p::host::device_memory[device];
+    m.peak.store(m.in_use.load());
     return 0;
 }
 

@@ -63,11 +63,13 @@ cudaError_t twiddle_table(int device, int log_m, const fr_t& omega, cudaStream_t
     if (!slot) {
         uint64_t half = 1ull << (log_m - 1);
         fr_t* table = nullptr;
-        C2P_CUDA_OK(c2p::host::retry_short([&] { return cudaMalloc(&table, half * sizeof(fr_t)); }));
+        // Kept for the process's life (per device and size: 16·m bytes),
+        // charged to the budget for good.
+        C2P_CUDA_OK(c2p::host::device_alloc(reinterpret_cast<void**>(&table), half * sizeof(fr_t)));
         cudaError_t err = launch_powers(table, half, omega, fr_t::one(), stream);
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
         if (err != cudaSuccess) {
-            cudaFree(table);
+            (void)c2p::host::device_free(device, table, half * sizeof(fr_t));
             C2P_CUDA_OK(err);
         }
         slot = table;
@@ -173,9 +175,9 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     // path: freed at the end, or b's buffer handed out as h.
     dev_buf d_a, d_b, d_c;
     if (abc_device) {
-        d_a.ptr = abc_device[0];
-        d_b.ptr = abc_device[1];
-        d_c.ptr = abc_device[2];
+        d_a.adopt(abc_device[0], device);
+        d_b.adopt(abc_device[1], device);
+        d_c.adopt(abc_device[2], device);
     }
     // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
     // (|| short-circuits: the shift only runs with log_m in range.)
@@ -292,8 +294,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     if (h_device) {
         // h stays on the device for the MSM: the caller owns the buffer
         // (handed over last, so no failure above can leak it).
-        *h_device = d_b.ptr;
-        d_b.ptr = nullptr;
+        *h_device = d_b.give_up();
     }
     return cudaSuccess;
 }
@@ -329,6 +330,27 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
                                overlap != 0, static_cast<fr_t*>(h_out), reinterpret_cast<fr_t**>(h_device),
                                unreduced, timing);
     return (int)err;
+}
+
+// The device bytes an H step of 2^log_m on `device` allocates: a, b and c
+// (unless uploaded ahead: `abc_on_device`), the coset tables, and the
+// twiddle table when the device has none of that size yet (kept after).
+extern "C" int c2p_cuda_h_bytes(int device, int log_m, int abc_on_device, size_t* bytes) {
+    *bytes = 0;
+    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_h_bytes arguments (device, log_m <= 28)", __FILE__,
+                          __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    const size_t m = (size_t)1 << log_m;
+    bool have_twiddles;
+    {
+        std::lock_guard<std::mutex> guard(twiddles_lock[device]);
+        have_twiddles = twiddles[device][log_m] != nullptr;
+    }
+    *bytes = (abc_on_device ? 0 : 3 * m * sizeof(fr_t)) + ((4u << 14) + 1) * sizeof(fr_t) +
+             (have_twiddles ? 0 : m / 2 * sizeof(fr_t));
+    return 0;
 }
 
 // Forward then inverse NTT of `values` (2^log_m entries, natural order) on

@@ -16,11 +16,10 @@
 
 #include "../common.cuh"
 #include "../ff/bls12_381.cuh"
+#include "memory.cuh"
 
 namespace c2p {
 namespace host {
-
-constexpr int MAX_DEVICES = 64;
 
 // The library's tuning (c2p_cuda_configure; 0 = the built-in choice), read
 // where each choice is made. Atomic: a configure call may race with work.
@@ -77,18 +76,56 @@ cudaError_t retry_short(Allocate allocate) {
     return allocate();
 }
 
+// `bytes` of device memory on the current device, charged to its budget
+// (refunded by device_free).
+inline cudaError_t device_alloc(void** ptr, size_t bytes) {
+    int device = 0;
+    C2P_CUDA_OK(cudaGetDevice(&device));
+    C2P_CUDA_OK(charge(device, bytes));
+    cudaError_t err = retry_short([&] { return cudaMalloc(ptr, bytes ? bytes : 1); });
+    if (err != cudaSuccess) refund(device, bytes);
+    return err;
+}
+
+// Frees a device_alloc of `bytes` on `device`.
+inline cudaError_t device_free(int device, void* ptr, size_t bytes) {
+    const cudaError_t err = cudaFree(ptr);
+    refund(device, bytes);
+    return err;
+}
+
 // A device buffer freed when it goes out of scope.
 template <class T>
 struct dev_array {
     T* ptr = nullptr;
+    int device = -1;
+    size_t bytes = 0;
     dev_array() = default;
     dev_array(const dev_array&) = delete;
     dev_array& operator=(const dev_array&) = delete;
     ~dev_array() {
-        if (ptr) cudaFree(ptr);
+        if (ptr) (void)device_free(device, ptr, bytes);
     }
     cudaError_t alloc(size_t n) {
-        return retry_short([&] { return cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)); });
+        C2P_CUDA_OK(cudaGetDevice(&device));
+        bytes = n * sizeof(T);
+        cudaError_t err = device_alloc(reinterpret_cast<void**>(&ptr), bytes);
+        if (err != cudaSuccess) ptr = nullptr;
+        return err;
+    }
+    // Takes over a buffer handed out earlier (by give_up or c2p_cuda_upload)
+    // on `on_device`, with its charge.
+    void adopt(T* p, int on_device) {
+        ptr = p;
+        device = on_device;
+        bytes = forget(p);
+    }
+    // Hands the buffer over (to a caller that frees it with c2p_cuda_free).
+    T* give_up() {
+        if (ptr) remember(ptr, bytes);
+        T* p = ptr;
+        ptr = nullptr;
+        return p;
     }
 };
 
@@ -101,6 +138,8 @@ template <class T>
 struct stream_array {
     T* ptr = nullptr;
     cudaStream_t stream = nullptr;
+    int device = -1;
+    size_t bytes = 0;
     stream_array() = default;
     stream_array(const stream_array&) = delete;
     stream_array& operator=(const stream_array&) = delete;
@@ -108,12 +147,25 @@ struct stream_array {
     cudaError_t alloc(size_t n, cudaStream_t s) {
         release();
         stream = s;
-        return retry_short(
+        C2P_CUDA_OK(cudaGetDevice(&device));
+        C2P_CUDA_OK(charge(device, n * sizeof(T)));
+        bytes = n * sizeof(T);
+        cudaError_t err = retry_short(
             [&] { return cudaMallocAsync(reinterpret_cast<void**>(&ptr), (n ? n : 1) * sizeof(T), s); });
+        if (err != cudaSuccess) {
+            ptr = nullptr;
+            refund(device, bytes);
+            bytes = 0;
+        }
+        return err;
     }
     void release() {
-        if (ptr) cudaFreeAsync(ptr, stream);
+        if (ptr) {
+            cudaFreeAsync(ptr, stream);
+            refund(device, bytes);
+        }
         ptr = nullptr;
+        bytes = 0;
     }
 };
 
@@ -132,8 +184,12 @@ inline cudaError_t keep_pool_memory(int device) {
     if (done[device]) return cudaSuccess;
     size_t free = 0, total = 0;
     C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
+    // Within an eighth of the budget too, so that what the pool keeps stays
+    // inside what the budget lets the library hold.
+    uint64_t budget = 0;
+    C2P_CUDA_OK(budget_of(device, &budget));
     const uint64_t keep_mib = tuned(tuning.pool_keep_mib, 0);
-    uint64_t keep = keep_mib ? keep_mib << 20 : (uint64_t)total / 8;
+    uint64_t keep = keep_mib ? keep_mib << 20 : std::min<uint64_t>(total, budget) / 8;
     cudaMemPool_t pool;
     C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
     C2P_CUDA_OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));

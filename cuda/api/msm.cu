@@ -43,31 +43,22 @@ float elapsed(const c2p::host::event_t& a, const c2p::host::event_t& b) {
     float ms = 0;
     return cudaEventElapsedTime(&ms, a.ev, b.ev) == cudaSuccess ? ms : 0.0f;
 }
-// The per-entry buffers of a window group on `device`: $C2P_MSM_GROUP_MIB
-// (512..65535, for tuning), else a sixteenth of the device's memory within
-// 2..8 GiB (8 GiB on an H200, 5 on an 80 GB card, 2 on cards of 32 GB or
-// less). Larger groups mean fewer sorts, scalar reads, host round trips
-// and kernel tails (with 40 bytes per entry, 8 GiB instead of 2 took two
-// groups of windows instead of six at 2^24: 112.4 -> 110.7 ms on the
-// H200). A window whose entries alone exceed the group is a group of its
-// own. The prover's memory estimates ask for the same figure
-// (c2p_cuda_msm_group_bytes).
+// The per-entry buffers of a window group on `device`: the tuning's
+// msm_group_mib (C2P_MSM_GROUP_MIB), else a sixteenth of the device budget
+// within 256 MiB..8 GiB (8 GiB on an H200). Larger groups mean fewer sorts,
+// scalar reads, host round trips and kernel tails (with 40 bytes per entry,
+// 8 GiB instead of 2 took two groups of windows instead of six at 2^24:
+// 112.4 -> 110.7 ms on the H200). A window whose entries alone exceed the
+// group is a group of its own.
 cudaError_t group_bytes(int device, size_t* bytes) {
-    static std::mutex lock;
-    static size_t cached[c2p::host::MAX_DEVICES];
     const uint32_t mib = c2p::host::tuned(c2p::host::tuning.msm_group_mib, 0);
     if (mib) {
         *bytes = (size_t)mib << 20;
         return cudaSuccess;
     }
-    std::lock_guard<std::mutex> guard(lock);
-    if (cached[device] == 0) {
-        size_t free = 0, total = 0;
-        C2P_CUDA_OK(cudaSetDevice(device));
-        C2P_CUDA_OK(cudaMemGetInfo(&free, &total));
-        cached[device] = std::min<size_t>(std::max<size_t>(total / 16, (size_t)2 << 30), (size_t)8 << 30);
-    }
-    *bytes = cached[device];
+    uint64_t budget = 0;
+    C2P_CUDA_OK(c2p::host::budget_of(device, &budget));
+    *bytes = std::min<size_t>(std::max<size_t>(budget / 16, (size_t)256 << 20), (size_t)8 << 30);
     return cudaSuccess;
 }
 
@@ -91,28 +82,27 @@ int window_bits(size_t m, int max_bits) {
     return c;
 }
 
-// G1's cap on the window width: 22 on devices of 64 GiB or more, 20 on
-// smaller ones, or $C2P_MSM_G1_MAX_WINDOW (16..22). At 22, 2^26 and 2^27
-// scalars take 12 windows instead of 13 (8 % fewer additions into
-// buckets) for 12 × 2^21 XYZZ buckets (4.8 GB instead of 1.3) and a
-// reduction of 31 ms instead of 11: on the H200 a dense 2^27 MSM with the
-// scalars on the device took 743.9 ms against 777.9, 2^26 385.8 against
-// 393.6 (fifteenth session).
+// G1's cap on the window width: the tuning's msm_g1_max_window
+// (C2P_MSM_G1_MAX_WINDOW), else 22 with a device budget of 64 GiB or more and
+// 20 below, narrower still while the buckets would take more than an eighth
+// of the budget. At 22, 2^26 and 2^27 scalars take 12 windows instead of 13
+// (8 % fewer additions into buckets) for 12 × 2^21 XYZZ buckets (4.8 GB
+// instead of 1.3) and a reduction of 31 ms instead of 11: on the H200 a
+// dense 2^27 MSM with the scalars on the device took 743.9 ms against 777.9.
 cudaError_t g1_window_cap(int device, int* cap) {
     const uint32_t forced = c2p::host::tuned(c2p::host::tuning.msm_g1_max_window, 0);
     if (forced) {
         *cap = (int)forced;
         return cudaSuccess;
     }
-    static std::mutex lock;
-    static int cached[c2p::host::MAX_DEVICES];
-    std::lock_guard<std::mutex> guard(lock);
-    if (cached[device] == 0) {
-        cudaDeviceProp prop;
-        C2P_CUDA_OK(cudaGetDeviceProperties(&prop, device));
-        cached[device] = prop.totalGlobalMem >= ((size_t)64 << 30) ? 22 : 20;
-    }
-    *cap = cached[device];
+    uint64_t budget = 0;
+    C2P_CUDA_OK(c2p::host::budget_of(device, &budget));
+    int c = budget >= ((uint64_t)64 << 30) ? 22 : 20;
+    auto bucket_bytes = [](int bits) {
+        return (uint64_t)((256 + bits - 1) / bits) * ((1ull << (bits - 1)) + 1) * sizeof(bucket_t<c2p::fp_t>);
+    };
+    while (c > 12 && bucket_bytes(c) > budget / 8) c--;
+    *cap = c;
     return cudaSuccess;
 }
 
@@ -143,6 +133,71 @@ int bits_for(uint64_t n) {
     int b = 1;
     while (b < 32 && (1ull << b) < n) b++;
     return b;
+}
+
+// CUB's scratch beyond the buffers its callers pass (selections, scans,
+// reductions, the double-buffer radix sort), for the size query: a few MiB
+// at the sizes proved here.
+constexpr size_t CUB_SCRATCH = 64ull << 20;
+
+// The Pippenger part of an MSM whose m scalars reach the buckets on
+// `device`: window width and count, buckets, reduction segments, the
+// window groups sorted at once, and the device bytes all of it takes at
+// most. msm() sizes its buffers by it and c2p_cuda_msm_bytes reports it.
+template <class F>
+struct pippenger_plan {
+    using J = bucket_t<F>;
+    int c = 0, windows = 0;
+    uint32_t B = 0, segments = 0;
+    size_t group = 1, cap = 0, run_cap = 0, bytes = 0;
+
+    static cudaError_t make(int device, size_t m, pippenger_plan* p) {
+        C2P_CUDA_OK(msm_window_bits<F>(device, m, &p->c));
+        p->windows = (256 + p->c - 1) / p->c;
+        p->B = 1u << (p->c - 1);
+        // Segments per window for the reduction: a power of two, so the tree
+        // of segment sums stays within windows; at most 128 buckets each (as
+        // at c = 20) when windows are wider.
+        p->segments = p->B < 4096 ? p->B : std::max<uint32_t>(4096, p->B / 128);
+        const size_t buckets = (size_t)p->windows * (p->B + 1), sums = (size_t)p->windows * p->segments;
+        p->bytes = (buckets + 2 * sums) * sizeof(J) + sizeof(c2p::jacobian_t<F>);
+        if (m == 0) return cudaSuccess;
+        // Per entry: keys and values and the sort's second buffer of each
+        // (16 bytes) and a share of the bucket-sum chunks (a chunk, its
+        // partial sum and its length-sort slots per `shortest` entries); per
+        // bucket the runs' keys, counts and offsets, the chunk offsets, and a
+        // chunk of its own at most. The runs are at most the buckets. Entries
+        // stay below 2^31 (CUB's and the chunks' 32-bit offsets).
+        size_t group_budget = 0;
+        C2P_CUDA_OK(group_bytes(device, &group_budget));
+        constexpr size_t chunk_bytes = sizeof(c2p::msm::chunk_t) + sizeof(J) + 16;
+        const size_t shortest = min_chunk();
+        const size_t per_window =
+            (16 + (chunk_bytes + shortest - 1) / shortest + 1) * m + (16 + chunk_bytes) * ((size_t)p->B + 1);
+        size_t group = std::min(group_budget / per_window, (size_t)INT32_MAX / m);
+        p->group = group < 1 ? 1 : (group > (size_t)p->windows ? p->windows : group);
+        p->cap = p->group * m;
+        p->run_cap = std::min(p->cap, p->group * ((size_t)p->B + 1));
+        const size_t chunks = p->cap / shortest + p->run_cap + 1;
+        p->bytes += 16 * p->cap + 16 * p->run_cap + 12 + chunks * chunk_bytes;
+        return cudaSuccess;
+    }
+};
+
+// Device bytes an MSM of n scalars (at `where`, with a density bitmap or
+// not) allocates at most: the scalars' canonical copy unless consumed in
+// place, their flags and index lists, the bitmap and its word ranks, the
+// sum of the ones, the Pippenger part as if no scalar were 0 or 1, and CUB's
+// scratch.
+template <class F>
+cudaError_t msm_bytes(int device, size_t n, c2p_scalars_at where, bool density, size_t* bytes) {
+    using J = bucket_t<F>;
+    pippenger_plan<F> plan;
+    C2P_CUDA_OK(pippenger_plan<F>::make(device, n, &plan));
+    const size_t words = (n + 63) / 64, parts = (n + 63) / 64;
+    *bytes = (where == C2P_SCALARS_ON_DEVICE_CONSUMED ? 0 : sizeof(fr_t) * n) + 10 * n + 8 +
+             (density ? 12 * words : 0) + (parts + (parts + 63) / 64 + 1) * sizeof(J) + plan.bytes + CUB_SCRATCH;
+    return cudaSuccess;
 }
 
 // Runs the CUB algorithm `f(temp, bytes)` twice: to size, then to run.
@@ -301,16 +356,12 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
     t.split_ms = elapsed(ev[1], ev[2]);
 
     // 3-5. The rest: Pippenger.
-    int c = 0;
-    C2P_CUDA_OK(msm_window_bits<F>(device, m, &c));
-    const int windows = (256 + c - 1) / c;
-    const uint32_t B = 1u << (c - 1);
+    pippenger_plan<F> plan;
+    C2P_CUDA_OK(pippenger_plan<F>::make(device, m, &plan));
+    const int c = plan.c, windows = plan.windows;
+    const uint32_t B = plan.B, segments = plan.segments;
     stream_array<J> buckets, seg_sums, seg_spare;
     stream_array<c2p::jacobian_t<F>> result;
-    // Segments per window for the reduction: a power of two, so the tree
-    // of segment sums below stays within windows.
-    // At most 128 buckets each (as at c = 20) when windows are wider.
-    const uint32_t segments = B < 4096 ? B : std::max<uint32_t>(4096, B / 128);
     C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1), s));
     C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments, s));
     C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments, s));
@@ -319,24 +370,7 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
                                                                                       (size_t)windows * (B + 1));
     C2P_CUDA_OK(cudaGetLastError());
     if (m > 0) {
-        // Per entry: keys and values and the sort's second buffer of each
-        // (16 bytes; CUB's double-buffer sort needs little scratch beyond
-        // them) and a share of the bucket-sum chunks (a chunk, its partial
-        // sum and its length-sort slots per `shortest` entries); per bucket
-        // the runs' keys, counts and offsets, the chunk offsets, and a chunk of
-        // its own at most. The runs are at most the buckets: sized by the
-        // entries, as before, they took 16 of 40 bytes per entry, so that a
-        // dense 2^27 MSM sorted its 13 windows one by one. Entries stay
-        // below 2^31 (CUB's and the chunks' 32-bit offsets).
-        size_t group_budget = 0;
-        C2P_CUDA_OK(group_bytes(device, &group_budget));
-        constexpr size_t chunk_bytes = sizeof(c2p::msm::chunk_t) + sizeof(J) + 16;
-        const size_t shortest = min_chunk();
-        const size_t per_window =
-            (16 + (chunk_bytes + shortest - 1) / shortest + 1) * m + (16 + chunk_bytes) * ((size_t)B + 1);
-        size_t group = std::min(group_budget / per_window, (size_t)INT32_MAX / m);
-        group = group < 1 ? 1 : (group > (size_t)windows ? windows : group);
-        const size_t cap = group * m, run_cap = std::min(cap, group * ((size_t)B + 1));
+        const size_t group = plan.group, cap = plan.cap, run_cap = plan.run_cap;
         stream_array<uint32_t> keys, values, keys_alt, values_alt, run_keys, run_counts, run_offsets, chunk_offsets,
             n_runs, max_count;
         C2P_CUDA_OK(keys.alloc(cap, s));
@@ -501,7 +535,7 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
     auto run = [&]() -> cudaError_t {
         C2P_CUDA_OK(cudaSetDevice(device));
         void* ptr = nullptr;
-        C2P_CUDA_OK(c2p::host::retry_short([&] { return cudaMalloc(&ptr, capacity ? capacity : 1); }));
+        C2P_CUDA_OK(c2p::host::device_alloc(&ptr, capacity));
         stream_t stream;
         cudaError_t err = stream.create();
         // The staging buffers are taken piece by piece, so that an MSM's
@@ -526,9 +560,10 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
             err = cudaMemsetAsync(static_cast<char*>(ptr) + bytes, 0, capacity - bytes, stream.s);
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
         if (err != cudaSuccess) {
-            cudaFree(ptr);
+            (void)c2p::host::device_free(device, ptr, capacity);
             C2P_CUDA_OK(err);
         }
+        c2p::host::remember(ptr, capacity);
         *out = ptr;
         return cudaSuccess;
     };
@@ -576,39 +611,30 @@ extern "C" int c2p_cuda_download(int device, const void* ptr, size_t bytes, void
     return (int)run();
 }
 
-// The bytes of sort buffers an MSM on `device` takes at most for a group of
-// windows (at least one window's, ~24 bytes per scalar that reaches the
-// buckets and ~240 per bucket, whatever this says): for the prover's memory
-// estimates.
-extern "C" int c2p_cuda_msm_group_bytes(int device, size_t* bytes) {
+// The device bytes an MSM of n scalars on `device` allocates at most (see
+// msm_bytes), for the planner (src/gpu/memory.rs).
+extern "C" int c2p_cuda_msm_bytes(int device, c2p_curve curve, size_t n, c2p_scalars_at scalars_at, int density,
+                                  size_t* bytes) {
     *bytes = 0;
-    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_group_bytes device", __FILE__, __LINE__);
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_bytes arguments (device, curve 1 or 2)", __FILE__,
+                          __LINE__);
         return (int)cudaErrorInvalidValue;
     }
-    return (int)group_bytes(device, bytes);
-}
-
-// The bytes of the buckets (XYZZ points, every window's at once) of a G1
-// MSM of n scalars on `device` if every scalar reaches them: for the
-// prover's memory estimates.
-extern "C" int c2p_cuda_msm_g1_bucket_bytes(int device, size_t n, size_t* bytes) {
-    *bytes = 0;
-    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_g1_bucket_bytes device", __FILE__, __LINE__);
-        return (int)cudaErrorInvalidValue;
-    }
-    int c = 0;
-    C2P_CUDA_OK(msm_window_bits<c2p::fp_t>(device, n, &c));
-    *bytes = (size_t)((256 + c - 1) / c) * (((size_t)1 << (c - 1)) + 1) * sizeof(bucket_t<c2p::fp_t>);
-    return 0;
+    C2P_CUDA_OK(cudaSetDevice(device));
+    if (curve == C2P_CURVE_G1) return (int)msm_bytes<c2p::fp_t>(device, n, scalars_at, density != 0, bytes);
+    return (int)msm_bytes<c2p::fp2_t>(device, n, scalars_at, density != 0, bytes);
 }
 
 // Frees device memory handed out by c2p_cuda_upload or left by
 // c2p_cuda_quotient.
 extern "C" int c2p_cuda_free(int device, void* ptr) {
+    if (device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_free device", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
     C2P_CUDA_OK(cudaSetDevice(device));
-    C2P_CUDA_OK(cudaFree(ptr));
+    C2P_CUDA_OK(c2p::host::device_free(device, ptr, c2p::host::forget(ptr)));
     return 0;
 }
 

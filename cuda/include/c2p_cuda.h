@@ -85,8 +85,17 @@ typedef struct c2p_tuning {
 int c2p_cuda_configure(const c2p_tuning* tuning);
 const char* c2p_cuda_last_error(void);
 int c2p_cuda_device_count(int* count);
+// free_bytes: the driver's free memory and the pool's idle memory (what an
+// allocation can get, budget aside).
 int c2p_cuda_device_info(int device, char* name, size_t name_len, size_t* free_bytes, size_t* total_bytes,
                          int* major, int* minor);
+
+// ---- The device budget (every device allocation is charged to it) ----
+
+int c2p_cuda_device_memory(int device, size_t* budget, size_t* in_use, size_t* peak);
+// 0 restores the default: the device's memory less max(1 GiB, 1/32 of it).
+int c2p_cuda_set_device_budget(int device, size_t bytes);
+int c2p_cuda_reset_peak(int device);
 int c2p_cuda_pool_idle(int device, size_t* idle_bytes);
 int c2p_cuda_trim_pool(int device);
 // Tests: take `bytes` of device memory until c2p_cuda_release.
@@ -106,14 +115,17 @@ int c2p_cuda_checked_copy(void* dst, const void* src, size_t bytes, size_t* unre
 int c2p_cuda_msm(int device, enum c2p_curve curve, const void* points, size_t offset, const void* scalars,
                  enum c2p_scalars_at scalars_at, const uint64_t* density, size_t n, void* out,
                  c2p_msm_timing* timing);
-int c2p_cuda_msm_group_bytes(int device, size_t* bytes);
-int c2p_cuda_msm_g1_bucket_bytes(int device, size_t n, size_t* bytes);
+// Device bytes an MSM of n scalars allocates at most (as if none were 0 or 1).
+int c2p_cuda_msm_bytes(int device, enum c2p_curve curve, size_t n, enum c2p_scalars_at scalars_at, int density,
+                       size_t* bytes);
 
 // ---- H step and NTT ----
 
 int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c, size_t abc_size,
                       void* const* abc_device, const c2p_h_consts* consts, int overlap, void* h_out, void** h_device,
                       size_t* unreduced, c2p_h_timing* timing);
+// Device bytes an H step allocates (the twiddle table only if not yet made).
+int c2p_cuda_h_bytes(int device, int log_m, int abc_on_device, size_t* bytes);
 int c2p_cuda_ntt(int device, int log_m, const void* omega, const void* m_inv, void* values, void* forward,
                  int iterations, float* median_ms);
 

@@ -4,7 +4,7 @@
 //! (`OutOfMemory` for allocation failures, `Gpu` otherwise) with the
 //! message the CUDA side recorded.
 
-use super::{Checked, HConstants, HTiming};
+use super::{Checked, Curve, DeviceMemory, HConstants, HTiming, ScalarsAt};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
@@ -24,6 +24,14 @@ extern "C" {
         major: *mut c_int,
         minor: *mut c_int,
     ) -> c_int;
+    fn c2p_cuda_device_memory(
+        device: c_int,
+        budget: *mut usize,
+        in_use: *mut usize,
+        peak: *mut usize,
+    ) -> c_int;
+    fn c2p_cuda_set_device_budget(device: c_int, bytes: usize) -> c_int;
+    fn c2p_cuda_reset_peak(device: c_int) -> c_int;
     fn c2p_cuda_pool_idle(device: c_int, idle_bytes: *mut usize) -> c_int;
     fn c2p_cuda_trim_pool(device: c_int) -> c_int;
     fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
@@ -56,8 +64,14 @@ extern "C" {
         out: *mut c_void,
         timing: *mut MsmTiming,
     ) -> c_int;
-    fn c2p_cuda_msm_group_bytes(device: c_int, bytes: *mut usize) -> c_int;
-    fn c2p_cuda_msm_g1_bucket_bytes(device: c_int, n: usize, bytes: *mut usize) -> c_int;
+    fn c2p_cuda_msm_bytes(
+        device: c_int,
+        curve: Curve,
+        n: usize,
+        scalars_at: ScalarsAt,
+        density: c_int,
+        bytes: *mut usize,
+    ) -> c_int;
     fn c2p_cuda_quotient(
         device: c_int,
         log_m: c_int,
@@ -73,6 +87,7 @@ extern "C" {
         unreduced: *mut usize,
         timing: *mut HTiming,
     ) -> c_int;
+    fn c2p_cuda_h_bytes(device: c_int, log_m: c_int, abc_on_device: c_int, bytes: *mut usize) -> c_int;
     fn c2p_cuda_ntt(
         device: c_int,
         log_m: c_int,
@@ -203,7 +218,7 @@ fn discover() -> Result<Vec<Device>> {
         unsafe { c2p_cuda_device_count(&mut count) },
         "listing CUDA devices",
     )?;
-    (0..count)
+    let devices = (0..count)
         .map(|i| {
             let (name, _, total_bytes, compute_capability) = device_info(i)?;
             Ok(Device {
@@ -213,13 +228,28 @@ fn discover() -> Result<Vec<Device>> {
                 compute_capability,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(bytes) = crate::config::get()?.device_budget {
+        for d in &devices {
+            set_device_budget(d.index, bytes)?;
+        }
+    }
+    Ok(devices)
 }
 
-/// Free memory on GPU `device` now, in bytes, as the library's allocations
-/// see it: with what the memory pool keeps idle between MSMs (an allocation
-/// that finds the driver short takes that back first).
+/// What the library may still allocate on GPU `device` now, in bytes: the
+/// room left in its device budget, within the driver's free memory and
+/// what the memory pool keeps idle between MSMs (an allocation that finds
+/// the driver short takes that back first).
 pub fn free_memory(device: usize) -> Result<usize> {
+    let free = driver_free_memory(device)?;
+    let memory = device_memory(device)?;
+    Ok(free.min(memory.budget.saturating_sub(memory.in_use)))
+}
+
+/// Free memory on GPU `device` as the driver reports it, with what the
+/// memory pool keeps idle, whatever the budget says.
+pub fn driver_free_memory(device: usize) -> Result<usize> {
     Ok(device_info(device as c_int)?.1)
 }
 
@@ -233,25 +263,56 @@ pub fn pool_idle_memory(device: usize) -> Result<usize> {
     Ok(idle)
 }
 
-/// Bytes of sort buffers a GPU MSM on `device` takes at most for a group of
-/// windows (a window of ~24 bytes per scalar may take more on its own): a
-/// sixteenth of the device's memory within 2..8 GiB, or `C2P_MSM_GROUP_MIB`.
-pub fn msm_group_bytes(device: usize) -> Result<usize> {
+/// GPU `device`'s budget, what the library holds there now, and the peak.
+pub fn device_memory(device: usize) -> Result<DeviceMemory> {
+    let (mut budget, mut in_use, mut peak) = (0usize, 0usize, 0usize);
+    // SAFETY: the outputs are valid locations; the function checks the device.
+    let status = unsafe { c2p_cuda_device_memory(device as c_int, &mut budget, &mut in_use, &mut peak) };
+    check(status, "querying the device budget")?;
+    Ok(DeviceMemory { budget, in_use, peak })
+}
+
+/// Sets GPU `device`'s budget (0: the default).
+pub fn set_device_budget(device: usize, bytes: usize) -> Result<()> {
+    // SAFETY: plain call on a device index the function checks.
+    check(
+        unsafe { c2p_cuda_set_device_budget(device as c_int, bytes) },
+        "setting the device budget",
+    )
+}
+
+/// Restarts GPU `device`'s peak from what the library holds now.
+pub fn reset_device_peak(device: usize) -> Result<()> {
+    // SAFETY: plain call on a device index the function checks.
+    check(
+        unsafe { c2p_cuda_reset_peak(device as c_int) },
+        "resetting the device memory peak",
+    )
+}
+
+/// Device bytes an H step of 2^log_m allocates on GPU `device` (its twiddle
+/// table only while the device has none of that size).
+pub fn h_step_bytes(device: usize, log_m: u32, abc_on_device: bool) -> Result<usize> {
     let mut bytes = 0usize;
-    // SAFETY: `bytes` is a valid location; the function checks the device.
-    let status = unsafe { c2p_cuda_msm_group_bytes(device as c_int, &mut bytes) };
-    check(status, "querying the MSM's window group size")?;
+    // SAFETY: `bytes` is a valid location; the function checks its arguments.
+    let status = unsafe {
+        c2p_cuda_h_bytes(
+            device as c_int,
+            log_m as c_int,
+            abc_on_device as c_int,
+            &mut bytes,
+        )
+    };
+    check(status, "querying the H step's device memory")?;
     Ok(bytes)
 }
 
-/// Device bytes of the buckets of a G1 MSM over `n` scalars on GPU
-/// `device` when all of them reach the buckets (its window width depends
-/// on `n` and on the device: 4.8 GB at 2^27 on a device of 64 GiB or more).
-pub fn msm_g1_bucket_bytes(device: usize, n: usize) -> Result<usize> {
+/// Device bytes an MSM of `n` scalars allocates on GPU `device` at most.
+pub fn msm_bytes(device: usize, curve: Curve, n: usize, at: ScalarsAt, density: bool) -> Result<usize> {
     let mut bytes = 0usize;
-    // SAFETY: `bytes` is a valid location; the function checks the device.
-    let status = unsafe { c2p_cuda_msm_g1_bucket_bytes(device as c_int, n, &mut bytes) };
-    check(status, "querying the MSM's bucket memory")?;
+    // SAFETY: `bytes` is a valid location; the function checks its arguments.
+    let status = unsafe { c2p_cuda_msm_bytes(device as c_int, curve, n, at, density as c_int, &mut bytes) };
+    check(status, "querying an MSM's device memory")?;
     Ok(bytes)
 }
 
@@ -584,23 +645,6 @@ pub fn curve_op<P: GpuCurve>(op: CurveOp, p: &[P], q: &[P], q_affine: &[P::Affin
     };
     check(status, "GPU curve operation")?;
     Ok(out)
-}
-
-/// Which group a device point vector holds (`enum c2p_curve`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Curve {
-    G1 = 1,
-    G2 = 2,
-}
-
-/// Where an MSM's scalars are (`enum c2p_scalars_at`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ScalarsAt {
-    Host = 0,
-    DeviceConsumed = 1,
-    DeviceShared = 2,
 }
 
 /// An array in one GPU's memory, freed on drop: the storage of

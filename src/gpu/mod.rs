@@ -8,6 +8,8 @@ mod cuda;
 #[cfg(feature = "cuda")]
 pub use cuda::*;
 
+pub mod memory;
+
 #[cfg(not(feature = "cuda"))]
 mod standin;
 #[cfg(not(feature = "cuda"))]
@@ -41,6 +43,32 @@ impl Checked {
     pub fn error(&self, index: usize) -> Error {
         Error::unreduced(self.circuit, self.vector, index)
     }
+}
+
+/// Which group a device point vector holds (`enum c2p_curve`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Curve {
+    G1 = 1,
+    G2 = 2,
+}
+
+/// Where an MSM's scalars are (`enum c2p_scalars_at`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarsAt {
+    Host = 0,
+    DeviceConsumed = 1,
+    DeviceShared = 2,
+}
+
+/// A GPU's device budget, the bytes of the library's allocations there now,
+/// and their peak since it was last reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceMemory {
+    pub budget: usize,
+    pub in_use: usize,
+    pub peak: usize,
 }
 
 /// The per-domain constants of the H step, as the CUDA code takes them
@@ -171,22 +199,21 @@ impl DeviceCache {
         self.copies
             .get(device)?
             .get_or_init(|| {
-                let need = DeviceParams::bytes_for(params);
-                // Room for the H step (3 domain vectors and the twiddles)
-                // and the MSM working memory beside the points.
-                let headroom = 112 * params.domain_size()
-                    + msm_sort_budget(device)
-                    + msm_bucket_budget(device, params.domain_size())
-                    + (1 << 30);
+                let points = DeviceParams::bytes_for(params);
+                // The points, and beside them one circuit's H side (its
+                // a, b, c uploaded in the lane) and witness MSMs after it.
+                let log_m = params.domain_size().trailing_zeros();
+                let working = memory::h_side(device, log_m, false)
+                    .and_then(|h| Ok(h.max(memory::witness_side(device, params.l.len(), false)?)))
+                    .ok();
                 let decision = self.residency.resolve();
-                let free = free_memory(device).unwrap_or(0);
-                if decision == Residency::Never
-                    || (decision == Residency::Auto && need + headroom > free)
-                {
+                let fits = working.is_some_and(|w| memory::fits(device, points + w, "parameters resident"));
+                if decision == Residency::Never || (decision == Residency::Auto && !fits) {
                     log::info!(
-                        "parameters stay on the host ({} MiB needed on GPU {device}, {} MiB free, residency {decision:?}): MSM points stream to the GPU",
-                        need >> 20,
-                        free >> 20
+                        "parameters stay on the host ({} MiB of points and {} MiB of work on GPU {device}, {} MiB of room, residency {decision:?}): MSM points stream to the GPU",
+                        points >> 20,
+                        working.unwrap_or(0) >> 20,
+                        memory::room(device) >> 20
                     );
                     return None;
                 }
@@ -252,6 +279,7 @@ impl std::fmt::Debug for DeviceCache {
 /// memory.
 pub trait StreamedGroup: Sized + Copy + std::ops::Add<Output = Self> + Send {
     type Affine: Sync;
+    const CURVE: Curve;
     /// Bytes of one affine point on the device.
     const POINT_BYTES: usize;
     fn identity() -> Self;
@@ -261,6 +289,7 @@ pub trait StreamedGroup: Sized + Copy + std::ops::Add<Output = Self> + Send {
 
 impl StreamedGroup for G1 {
     type Affine = G1Affine;
+    const CURVE: Curve = Curve::G1;
     const POINT_BYTES: usize = 96;
     fn identity() -> Self {
         G1::identity()
@@ -275,6 +304,7 @@ impl StreamedGroup for G1 {
 
 impl StreamedGroup for G2 {
     type Affine = G2Affine;
+    const CURVE: Curve = Curve::G2;
     const POINT_BYTES: usize = 192;
     fn identity() -> Self {
         G2::identity()
@@ -287,37 +317,14 @@ impl StreamedGroup for G2 {
     }
 }
 
-/// Device memory an MSM's sorts of a group of windows take on GPU `device`
-/// at most (beyond one window's ~24 bytes per scalar), for the memory
-/// estimates: 2 GiB when the device does not say.
-pub fn msm_sort_budget(device: usize) -> usize {
-    msm_group_bytes(device).unwrap_or(2 << 30)
-}
-
-/// Device memory the buckets of a G1 MSM over `n` scalars take on GPU
-/// `device` (the H MSM's, for the memory estimates): 0 when the device does
-/// not say.
-pub fn msm_bucket_budget(device: usize, n: usize) -> usize {
-    msm_g1_bucket_bytes(device, n).unwrap_or(0)
-}
-
-/// Points per streamed chunk: a quarter of the free device memory left
-/// after the MSM's own buffers (its sorts and 2 GiB), between 64 MiB and
-/// 2 GiB of points. Two chunks are on the device at a time.
-fn stream_chunk(device: usize, point_bytes: usize) -> usize {
-    let free = free_memory(device).unwrap_or(0);
-    let own = msm_sort_budget(device) + (2 << 30);
-    let bytes = (free.saturating_sub(own) / 4).clamp(64 << 20, 2 << 30);
-    bytes / point_bytes
-}
-
 /// Σ scalars[i]·points[i] on GPU `device` with the points in host memory: they
 /// go up in chunks, the next chunk's upload (a thread of its own, through
 /// the pinned staging buffers) overlapping the current chunk's MSM, and the
-/// chunks' sums are added here. Device memory: two chunks of points
-/// (`stream_chunk`) plus one chunk's MSM buffers.
+/// chunks' sums are added here. Device memory: two chunks of points plus
+/// one chunk's MSM buffers, within the room (`memory::stream_chunk`).
 pub fn streamed_msm<P: StreamedGroup>(device: usize, points: &[P::Affine], scalars: &[Fr]) -> Result<P> {
-    streamed_msm_in_chunks(device, points, scalars, stream_chunk(device, P::POINT_BYTES))
+    let chunk = memory::stream_chunk(device, P::CURVE, scalars.len(), P::POINT_BYTES);
+    streamed_msm_in_chunks(device, points, scalars, chunk)
 }
 
 /// `streamed_msm` with chunks of `chunk` points.

@@ -2,7 +2,7 @@
 //! report `Unsupported` (the prover never calls them, since `available()`
 //! is false).
 
-use super::HTiming;
+use super::{Curve, DeviceMemory, HTiming, ScalarsAt};
 use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
@@ -97,13 +97,33 @@ pub fn free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
 
-/// An MSM's sort buffers per window group (no device in this build).
-pub fn msm_group_bytes(_device: usize) -> Result<usize> {
+/// Free device memory as the driver reports it (no device in this build).
+pub fn driver_free_memory(_device: usize) -> Result<usize> {
     Err(unsupported())
 }
 
-/// A G1 MSM's bucket memory (no device in this build).
-pub fn msm_g1_bucket_bytes(_device: usize, _n: usize) -> Result<usize> {
+/// A device's budget and use (no device in this build).
+pub fn device_memory(_device: usize) -> Result<DeviceMemory> {
+    Err(unsupported())
+}
+
+/// Sets a device budget: nothing to set in this build.
+pub fn set_device_budget(_device: usize, _bytes: usize) -> Result<()> {
+    Ok(())
+}
+
+/// Always an error: this build has no CUDA.
+pub fn reset_device_peak(_device: usize) -> Result<()> {
+    Err(unsupported())
+}
+
+/// An H step's device memory (no device in this build).
+pub fn h_step_bytes(_device: usize, _log_m: u32, _abc_on_device: bool) -> Result<usize> {
+    Err(unsupported())
+}
+
+/// An MSM's device memory (no device in this build).
+pub fn msm_bytes(_device: usize, _curve: Curve, _n: usize, _at: ScalarsAt, _density: bool) -> Result<usize> {
     Err(unsupported())
 }
 

@@ -29,6 +29,9 @@ pub struct LoadOptions {
     pub check_subgroup: bool,
     /// Whether the points live on the GPU (see `Residency`).
     pub residency: crate::gpu::Residency,
+    /// Sets every GPU's device budget first (see `gpu::memory`); `None`
+    /// leaves it as it is.
+    pub device_budget: Option<usize>,
 }
 
 /// The verifying key: what `verify` needs.
@@ -65,6 +68,9 @@ impl Parameters {
     /// Loads and checks a parameters file (see `LoadOptions`).
     pub fn load(path: &Path, options: &LoadOptions) -> Result<Parameters> {
         crate::config::get()?;
+        if let Some(bytes) = options.device_budget {
+            crate::gpu::memory::set_budget(&crate::gpu::DeviceMask::ALL.devices()?, bytes)?;
+        }
         let started = Instant::now();
         let file = std::fs::File::open(path)
             .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;

@@ -80,6 +80,12 @@ pub(crate) fn prove_job(
     check_call(params, circuits, r, s)?;
     let allowed = devices.devices()?;
     let domain = domain_of(params)?;
+    if gpu::available() && gpu::handles_domain(domain.log_m) {
+        // A budget no plan fits fails now, saying what it needs.
+        for &d in &allowed {
+            gpu::memory::check_budget(d, domain.log_m)?;
+        }
+    }
     let call = Call {
         params,
         domain: &domain,
@@ -609,37 +615,14 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
     Ok(())
 }
 
-/// Whether the witness MSMs may run beside the H side on GPU `gpu`: when its free memory
-/// holds, with 2 GiB to spare, H's MSM (~32 bytes per element and its
-/// sorts, at least a window's (~40 bytes per element) and up to
-/// `gpu::msm_sort_budget` when windows are grouped: scalars' flags and
-/// indices, the chunk sums; the buckets, `gpu::msm_bucket_budget`; plus
-/// a, b, c when the H step uploads them, and the twiddle table, counted
-/// though only a domain's first H step builds it), the witness MSMs' as if every aux value were
-/// neither 0 nor 1 (a copy of the values, their flags and indices, sort
-/// buffers of at least a window's and up to `gpu::msm_sort_budget` when
-/// windows are grouped, chunk sums, ~1.5 GiB of buckets; plus the aux
-/// values when not uploaded ahead), and the next circuit's a, b, c and aux
-/// going up ahead meanwhile.
+/// Whether the witness MSMs may run beside the H side on GPU `gpu`: when its
+/// room holds both sides' working sets (the witness MSMs' as if no aux value
+/// were 0 or 1) and the next circuit's a, b, c and aux going up meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
-    let fr = std::mem::size_of::<Fr>();
-    let (m, n) = (domain.m, w.aux.len());
-    let sorts = gpu::msm_sort_budget(gpu);
-    let h_side = 32 * m
-        + (40 * m).max(sorts)
-        + 16 * m
-        + gpu::msm_bucket_budget(gpu, m)
-        + if abc_on_gpu { 0 } else { 3 * fr * m };
-    let witness = 50 * n + (40 * n).max(sorts) + (3 << 29) + if aux_on_gpu { 0 } else { fr * n };
-    let next_ahead = 3 * fr * m + fr * n;
-    let need = h_side + witness + next_ahead + (2 << 30);
-    let free = gpu::free_memory(gpu).unwrap_or(0);
-    log::trace!(
-        "witness MSMs beside H on GPU {gpu}: {} MiB free, {} MiB wanted",
-        free >> 20,
-        need >> 20
-    );
-    free >= need
+    let (log_m, n) = (domain.log_m, w.aux.len());
+    let need = gpu::memory::h_side(gpu, log_m, abc_on_gpu)
+        .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, n, aux_on_gpu)? + gpu::memory::ahead(log_m, n)));
+    need.is_ok_and(|need| gpu::memory::fits(gpu, need, "witness MSMs beside H"))
 }
 
 /// A circuit's a, b, c uploaded ahead of its GPU stage, with the GPU's
@@ -652,11 +635,9 @@ struct Ahead {
 }
 
 /// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
-/// the GPU's upload slot is free and its memory holds them beside the
-/// lane's work (an H step and MSMs of the largest domain proved there:
-/// ~112 bytes per element, the sorts of two MSMs at once (H's and a
-/// witness MSM's) and 1 GiB); `None` leaves the uploads to the
-/// lane.
+/// the GPU's upload slot is free and its room holds them beside the lane's
+/// work (the H side and a witness MSM at once, for the largest domain proved
+/// there); `None` leaves the uploads to the lane.
 fn upload_ahead(
     domain: &Domain,
     w: &Assignment,
@@ -667,23 +648,19 @@ fn upload_ahead(
     let started = Instant::now();
     let slot = engine::upload_slot(gpu);
     check_cancelled(cancelled)?;
-    let fr = std::mem::size_of::<Fr>();
-    let (abc_bytes, aux_bytes) = (3 * fr * domain.m, std::mem::size_of_val(w.aux));
-    let largest = engine::largest_domain(gpu, domain.m);
-    let headroom =
-        112 * largest + 2 * gpu::msm_sort_budget(gpu) + gpu::msm_bucket_budget(gpu, largest) + (1 << 30);
-    let free = gpu::free_memory(gpu).unwrap_or(0);
-    let ahead = if free < abc_bytes + headroom {
-        log::debug!(
-            "a, b, c not uploaded ahead: {} MiB free on GPU {gpu}, {} MiB wanted",
-            free >> 20,
-            (abc_bytes + headroom) >> 20
-        );
+    let (abc_bytes, aux_bytes) = (gpu::memory::ahead(domain.log_m, 0), std::mem::size_of_val(w.aux));
+    let largest = engine::largest_domain(gpu, domain.m).trailing_zeros();
+    let lane = gpu::memory::h_side(gpu, largest, false)
+        .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, w.aux.len(), true)?))
+        .unwrap_or(usize::MAX / 4);
+    let ahead = if !gpu::memory::fits(gpu, abc_bytes + lane, "a, b, c ahead") {
+        log::debug!("a, b, c not uploaded ahead: too little room on GPU {gpu}");
         None
     } else {
         match gpu::upload_abc(gpu, domain, w.a, w.b, w.c, check) {
             Ok(abc) => {
-                let aux = if free >= abc_bytes + aux_bytes + headroom {
+                // a, b, c are in the room's accounts now.
+                let aux = if gpu::memory::fits(gpu, aux_bytes + lane, "aux ahead") {
                     match gpu::upload_scalars(gpu, w.aux, gpu::Checked::of(check, "aux")) {
                         Ok(aux) => Some(aux),
                         Err(e) if e.kind == ErrorKind::OutOfMemory => None,

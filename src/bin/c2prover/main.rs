@@ -428,6 +428,9 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
     // can be compared with another prover's.
     let (r, s) = c2prover::random_r_s(most);
     let peak_device = DevicePeak::start(device_free_at_start);
+    if c2prover::gpu::available() {
+        c2prover::gpu::reset_device_peak(0)?;
+    }
     let mut rounds = Vec::new();
     for &n in args.circuits.iter().filter(|_| !supraseal_alone(&args)) {
         for &jobs in &args.jobs {
@@ -442,12 +445,20 @@ fn bench(args: BenchArgs) -> Result<(), Error> {
         }
     }
     println!(
-        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {}",
+        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {} (driver)",
         human(peak_rss()),
         human(params.host_bytes() as u64),
         human(params.device.bytes() as u64),
         peak_device.finish().map_or("n/a (no GPU)".into(), human),
     );
+    if let Ok(m) = c2prover::gpu::memory::of(0) {
+        println!(
+            "device budget of GPU 0: peak {} of the library's allocations against a budget of {} ({:.1} %)",
+            human(m.peak as u64),
+            human(m.budget as u64),
+            100.0 * m.peak as f64 / m.budget.max(1) as f64
+        );
+    }
     // The proofs of the round with the most circuits (ties: the last).
     let ours = rounds.iter().max_by_key(|round| round.proofs.len());
     if args.check_cpu {
@@ -640,7 +651,7 @@ fn peak_rss() -> u64 {
 /// bytes are held by the process, so the peak below includes them.
 fn gpu_free() -> Option<usize> {
     if c2prover::gpu::available() {
-        let free = c2prover::gpu::free_memory(0).ok()?;
+        let free = c2prover::gpu::driver_free_memory(0).ok()?;
         let idle = c2prover::gpu::pool_idle_memory(0).unwrap_or(0);
         Some(free.saturating_sub(idle))
     } else {

@@ -58,6 +58,11 @@ pub struct c2p_params_options {
     /// Where the points live with a GPU: C2P_PARAMS_ON_GPU_AUTO (0),
     /// _ALWAYS or _NEVER. Ignored without a GPU.
     pub params_on_gpu: u32,
+    /// The device budget of every GPU in bytes, set before the load (every
+    /// device allocation of the library counts against it; what stays
+    /// resident is chosen to fit). 0 leaves it: `C2P_DEVICE_BUDGET`, else
+    /// the device's memory less max(1 GiB, 1/32 of it).
+    pub device_budget: u64,
 }
 
 /// What `c2p_params_info` reports.
@@ -130,6 +135,11 @@ pub struct c2p_prove_options {
     /// circuits spread over them. A mask naming no GPU of the machine is
     /// C2P_ERR_INVALID_ARGUMENT; without GPUs it is ignored.
     pub device_mask: u64,
+    /// The device budget in bytes of the GPUs `device_mask` allows, set
+    /// before the job starts (as `c2p_params_options.device_budget`); 0
+    /// leaves it. A budget below what any plan needs is
+    /// C2P_ERR_OUT_OF_MEMORY, with the size it needs in the message.
+    pub device_budget: u64,
 }
 
 pub(crate) static PARAMS: Registry<Arc<Parameters>> = Registry::new("c2p_params");
@@ -221,6 +231,7 @@ pub extern "C" fn c2p_params_load(
         let options = LoadOptions {
             check_subgroup: opts.check_subgroup,
             residency,
+            device_budget: (opts.device_budget != 0).then_some(opts.device_budget as usize),
         };
         let params = if opts.use_cache {
             load_cached(&path, &options)?
@@ -455,6 +466,9 @@ fn start(
         a.check_reduced(i)?;
     }
     let devices = DeviceMask(opts.device_mask);
+    if opts.device_budget != 0 {
+        crate::gpu::memory::set_budget(&devices.devices()?, opts.device_budget as usize)?;
+    }
     let parallel = devices.devices()?.len();
     let permit = host_budget().acquire(job_bytes(&params, &assignments, parallel), !opts.no_wait)?;
     let witnesses = assignments
