@@ -307,3 +307,19 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestStatusNames(t *testing.T) {
+	for status, want := range map[Status]string{
+		StatusNullPointer: "C2P_ERR_NULL_POINTER",
+		StatusIO:          "C2P_ERR_IO",
+		StatusUnsupported: "C2P_ERR_UNSUPPORTED",
+		Status(99):        "C2P_UNKNOWN_STATUS",
+	} {
+		if got := status.String(); got != want {
+			t.Errorf("Status(%d).String() = %q, want %q", int32(status), got, want)
+		}
+	}
+	if !errors.Is(&Error{Status: StatusNullPointer, Message: "x"}, ErrNullPointer) {
+		t.Error("ErrNullPointer matches a null-pointer error")
+	}
+}

@@ -16,6 +16,23 @@ import (
 	"unsafe"
 )
 
+// The status codes, as the header names them (its enum C2P_ERR, generated
+// from the library's one list).
+const (
+	StatusNullPointer     Status = C.C2P_ERR_NULL_POINTER
+	StatusInvalidArgument Status = C.C2P_ERR_INVALID_ARGUMENT
+	StatusIO              Status = C.C2P_ERR_IO
+	StatusParamsFormat    Status = C.C2P_ERR_PARAMS_FORMAT
+	StatusSizeMismatch    Status = C.C2P_ERR_SIZE_MISMATCH
+	StatusOutOfMemory     Status = C.C2P_ERR_OUT_OF_MEMORY
+	StatusGPU             Status = C.C2P_ERR_GPU
+	StatusBusy            Status = C.C2P_ERR_BUSY
+	StatusCancelled       Status = C.C2P_ERR_CANCELLED
+	StatusBadState        Status = C.C2P_ERR_BAD_STATE
+	StatusPanic           Status = C.C2P_ERR_PANIC
+	StatusUnsupported     Status = C.C2P_ERR_UNSUPPORTED
+)
+
 // call runs f (one C call) on a locked OS thread and turns a non-zero
 // status into an *Error with the library's message: the message is kept per
 // thread, so the goroutine must not move between the call and the read.

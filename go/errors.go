@@ -2,23 +2,9 @@ package c2prover
 
 import "fmt"
 
-// Status is a c2prover status code (C2P_* in c2prover.h).
+// Status is a c2prover status code: the header's C2P_ERR_* values (the
+// Status* constants are taken from c2prover.h in cgo.go).
 type Status int32
-
-const (
-	StatusNullPointer     Status = 1
-	StatusInvalidArgument Status = 2
-	StatusIO              Status = 3
-	StatusParamsFormat    Status = 4
-	StatusSizeMismatch    Status = 5
-	StatusOutOfMemory     Status = 6
-	StatusGPU             Status = 7
-	StatusBusy            Status = 8
-	StatusCancelled       Status = 9
-	StatusBadState        Status = 10
-	StatusPanic           Status = 11
-	StatusUnsupported     Status = 12
-)
 
 // String is the status's C name, e.g. "C2P_ERR_IO".
 func (s Status) String() string { return statusName(s) }
@@ -46,6 +32,7 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels for errors.Is, one per status.
 var (
+	ErrNullPointer     = &Error{Status: StatusNullPointer}
 	ErrInvalidArgument = &Error{Status: StatusInvalidArgument}
 	ErrIO              = &Error{Status: StatusIO}
 	ErrParamsFormat    = &Error{Status: StatusParamsFormat}

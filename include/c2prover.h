@@ -43,41 +43,41 @@
 // Success.
 #define C2P_OK 0
 
-// A required pointer argument was NULL.
-#define C2P_ERR_NULL_POINTER 1
-
-// An argument is out of range or inconsistent (zero circuits, r without s, ...).
-#define C2P_ERR_INVALID_ARGUMENT 2
-
-// A file could not be opened, mapped or read.
-#define C2P_ERR_IO 3
-
-// A parameters file is malformed (truncated, corrupted, inconsistent counts, bad points).
-#define C2P_ERR_PARAMS_FORMAT 4
-
-// Lengths disagree: witness against parameters, bitmaps against bit lengths, output buffers.
-#define C2P_ERR_SIZE_MISMATCH 5
-
-// Memory (host or device) or a thread could not be obtained.
-#define C2P_ERR_OUT_OF_MEMORY 6
-
-// A GPU call failed; the message carries the CUDA error.
-#define C2P_ERR_GPU 7
-
-// The memory budget is full and the options asked not to wait.
-#define C2P_ERR_BUSY 8
-
-// The job was cancelled before it finished.
-#define C2P_ERR_CANCELLED 9
-
-// A handle is unknown: already freed, already finished, or never valid.
-#define C2P_ERR_BAD_STATE 10
-
-// An internal error (a Rust panic) was caught at the boundary.
-#define C2P_ERR_PANIC 11
-
-// The request needs something this build or machine lacks.
-#define C2P_ERR_UNSUPPORTED 12
+// The status of a failed call (`C2P_OK`, 0, is success). The numbers never
+// change and are never reused.
+enum C2P_ERR
+#ifdef __cplusplus
+  : int32_t
+#endif // __cplusplus
+ {
+  // A required pointer argument was NULL.
+  C2P_ERR_NULL_POINTER = 1,
+  // An argument is out of range or inconsistent (zero circuits, r without s, ...).
+  C2P_ERR_INVALID_ARGUMENT = 2,
+  // A file could not be opened, mapped or read.
+  C2P_ERR_IO = 3,
+  // A parameters file is malformed (truncated, corrupted, inconsistent counts, bad points).
+  C2P_ERR_PARAMS_FORMAT = 4,
+  // Lengths disagree: witness against parameters, bitmaps against bit lengths, output buffers.
+  C2P_ERR_SIZE_MISMATCH = 5,
+  // Memory (host or device, or the device budget) or a thread could not be obtained.
+  C2P_ERR_OUT_OF_MEMORY = 6,
+  // A GPU call failed; the message carries the CUDA error.
+  C2P_ERR_GPU = 7,
+  // The memory budget is full and the options asked not to wait.
+  C2P_ERR_BUSY = 8,
+  // The job was cancelled before it finished.
+  C2P_ERR_CANCELLED = 9,
+  // A handle is unknown: already freed, already finished, or never valid.
+  C2P_ERR_BAD_STATE = 10,
+  // An internal error (a Rust panic) was caught at the boundary.
+  C2P_ERR_PANIC = 11,
+  // The request needs something this build or machine lacks.
+  C2P_ERR_UNSUPPORTED = 12,
+};
+#ifndef __cplusplus
+typedef int32_t C2P_ERR;
+#endif // __cplusplus
 
 // A proving job started by `c2p_prove_start` (opaque).
 struct c2p_job;

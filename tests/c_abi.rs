@@ -6,7 +6,7 @@ use c2prover::ffi::capi::native::*;
 use c2prover::ffi::capi::supraseal::*;
 use c2prover::ffi::capi::*;
 use c2prover::synthetic::Circuit;
-use c2prover::{Fr, Witness};
+use c2prover::{ErrorKind, Fr, Witness};
 use std::ffi::{c_char, CStr};
 use std::ptr::{null, null_mut};
 
@@ -76,13 +76,19 @@ fn expected(ws: &[Witness], r: &[Fr], s: &[Fr]) -> Vec<u8> {
 fn version_status_names_and_last_error() {
     assert_eq!(c_str(c2p_version()), env!("CARGO_PKG_VERSION"));
     assert_eq!(name(C2P_OK), "C2P_OK");
-    assert_eq!(name(C2P_ERR_BAD_STATE), "C2P_ERR_BAD_STATE");
+    assert_eq!(name(ErrorKind::BadState.code()), "C2P_ERR_BAD_STATE");
+    for kind in ErrorKind::ALL {
+        assert_eq!(name(kind.code()), kind.c_name(), "{kind:?}");
+    }
     assert_eq!(name(99), "C2P_UNKNOWN_STATUS");
     assert_eq!(name(-1), "C2P_UNKNOWN_STATUS");
 
     // A failure, then the message through small buffers.
     let mut out = null_mut();
-    assert_eq!(c2p_params_load(null(), null(), &mut out), C2P_ERR_NULL_POINTER);
+    assert_eq!(
+        c2p_params_load(null(), null(), &mut out),
+        ErrorKind::NullPointer.code()
+    );
     let full = c2p_last_error(null_mut(), 0);
     assert_eq!(full, "`path` is NULL".len());
     let mut small = [0x55u8; 5];
@@ -173,7 +179,7 @@ fn load_info_prove_verify() {
             proof.as_ptr(),
             &mut valid,
         );
-        assert!(status == C2P_OK && !valid || status == C2P_ERR_INVALID_ARGUMENT);
+        assert!(status == C2P_OK && !valid || status == ErrorKind::InvalidArgument.code());
         let mut valid = true;
         let other = &proofs[((i + 1) % 3) * 192..((i + 1) % 3 + 1) * 192];
         assert_eq!(
@@ -265,7 +271,7 @@ fn random_r_s_and_canonical_scalars() {
     assert_eq!(
         status,
         if gpus > 0 {
-            C2P_ERR_INVALID_ARGUMENT
+            ErrorKind::InvalidArgument.code()
         } else {
             C2P_OK
         },
@@ -303,39 +309,43 @@ fn null_pointers_everywhere() {
 
     expect(
         c2p_params_load(null(), null(), &mut out),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`path`",
     );
     expect(
         c2p_params_load(path.as_ptr(), null(), null_mut()),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`out`",
     );
     expect(
         c2p_params_info(null(), &mut info),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`params`",
     );
-    expect(c2p_params_info(params, null_mut()), C2P_ERR_NULL_POINTER, "`out`");
+    expect(
+        c2p_params_info(params, null_mut()),
+        ErrorKind::NullPointer.code(),
+        "`out`",
+    );
     let start = |p, c, rr, ss, o| c2p_prove_start(p, c, 1, rr, ss, null(), o);
     expect(
         start(null(), circuits.as_ptr(), r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`params`",
     );
     expect(
         start(params, null(), r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`circuits`",
     );
     expect(
         start(params, circuits.as_ptr(), r.as_ptr(), s.as_ptr(), null_mut()),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`out`",
     );
     expect(
         c2p_prove_finish(null_mut(), proof.as_mut_ptr(), 192),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`job`",
     );
     expect(
@@ -349,27 +359,27 @@ fn null_pointers_everywhere() {
             null_mut(),
             192,
         ),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`proofs`",
     );
     expect(
         c2p_verify(null(), inputs.as_ptr(), 8, proof.as_ptr(), &mut valid),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`params`",
     );
     expect(
         c2p_verify(params, null(), 8, proof.as_ptr(), &mut valid),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`public_inputs`",
     );
     expect(
         c2p_verify(params, inputs.as_ptr(), 8, null(), &mut valid),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`proof`",
     );
     expect(
         c2p_verify(params, inputs.as_ptr(), 8, proof.as_ptr(), null_mut()),
-        C2P_ERR_NULL_POINTER,
+        ErrorKind::NullPointer.code(),
         "`valid`",
     );
 
@@ -390,7 +400,7 @@ fn null_pointers_everywhere() {
         clear(&mut bad[0]);
         expect(
             start(params, bad.as_ptr(), r.as_ptr(), s.as_ptr(), &mut job),
-            C2P_ERR_NULL_POINTER,
+            ErrorKind::NullPointer.code(),
             says,
         );
     }
@@ -413,17 +423,17 @@ fn bad_calls_are_refused_with_reasons() {
 
     expect(
         start(&[good], 0, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_INVALID_ARGUMENT,
+        ErrorKind::InvalidArgument.code(),
         "n_circuits is 0",
     );
     expect(
         start(&[good], 1, r.as_ptr(), null(), &mut job),
-        C2P_ERR_INVALID_ARGUMENT,
+        ErrorKind::InvalidArgument.code(),
         "r and s must both",
     );
     expect(
         start(&[good], 1, null(), s.as_ptr(), &mut job),
-        C2P_ERR_INVALID_ARGUMENT,
+        ErrorKind::InvalidArgument.code(),
         "r and s must both",
     );
 
@@ -431,28 +441,28 @@ fn bad_calls_are_refused_with_reasons() {
     bad.a_aux_bit_len += 1;
     expect(
         start(&[bad], 1, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "a_aux_bit_len",
     );
     let mut bad = good;
     bad.b_inp_bit_len -= 1;
     expect(
         start(&[bad], 1, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "b_inp_bit_len",
     );
     let mut bad = good;
     bad.b_aux_popcount += 1;
     expect(
         start(&[bad], 1, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "b_aux_popcount",
     );
     let mut bad = good;
     bad.aux_assignment_size -= 1;
     expect(
         start(&[bad], 1, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "aux",
     );
 
@@ -467,7 +477,7 @@ fn bad_calls_are_refused_with_reasons() {
     );
     expect(
         start(&[bad], 1, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "exceeds the parameters' domain",
     );
 
@@ -476,7 +486,7 @@ fn bad_calls_are_refused_with_reasons() {
     big[..32].fill(0xff);
     expect(
         start(&[good], 1, big.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_INVALID_ARGUMENT,
+        ErrorKind::InvalidArgument.code(),
         "r[0]",
     );
 
@@ -495,7 +505,7 @@ fn bad_calls_are_refused_with_reasons() {
         target[at] = Fr::slice_from_limbs(&[value])[0];
         expect(
             start(&[assignment(&w)], 1, r.as_ptr(), s.as_ptr(), &mut job),
-            C2P_ERR_INVALID_ARGUMENT,
+            ErrorKind::InvalidArgument.code(),
             &format!("circuits[0].{vector}[{at}] is not below the field modulus"),
         );
     }
@@ -512,14 +522,14 @@ fn bad_calls_are_refused_with_reasons() {
         proofs.as_mut_ptr(),
         191,
     );
-    expect(status, C2P_ERR_SIZE_MISMATCH, "proofs_len is 191");
+    expect(status, ErrorKind::SizeMismatch.code(), "proofs_len is 191");
 
     // Parameters for a different circuit.
     let other = Circuit::porep_like(9, 1, 1).unwrap();
     let ow = other.witness();
     expect(
         start(&[assignment(&ow)], 1, r.as_ptr(), s.as_ptr(), &mut job),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "different circuit",
     );
 
@@ -529,7 +539,7 @@ fn bad_calls_are_refused_with_reasons() {
     let proof = [0u8; 192];
     let status = c2p_verify(params, inputs.as_ptr(), 7, proof.as_ptr(), &mut valid);
     assert!(
-        status == C2P_ERR_INVALID_ARGUMENT || status == C2P_ERR_SIZE_MISMATCH,
+        status == ErrorKind::InvalidArgument.code() || status == ErrorKind::SizeMismatch.code(),
         "{}",
         last_error()
     );
@@ -560,7 +570,7 @@ fn handles_cannot_be_used_twice() {
     assert_eq!(c2p_prove_finish(job, proof.as_mut_ptr(), 192), C2P_OK);
     expect(
         c2p_prove_finish(job, proof.as_mut_ptr(), 192),
-        C2P_ERR_BAD_STATE,
+        ErrorKind::BadState.code(),
         "already freed or finished",
     );
     c2p_job_free(job); // free after finish: ignored
@@ -580,12 +590,12 @@ fn handles_cannot_be_used_twice() {
     );
     expect(
         c2p_prove_finish(job, proof.as_mut_ptr(), 100),
-        C2P_ERR_SIZE_MISMATCH,
+        ErrorKind::SizeMismatch.code(),
         "proofs_len",
     );
     expect(
         c2p_prove_finish(job, proof.as_mut_ptr(), 192),
-        C2P_ERR_BAD_STATE,
+        ErrorKind::BadState.code(),
         "c2p_job",
     );
 
@@ -605,7 +615,7 @@ fn handles_cannot_be_used_twice() {
     c2p_job_free(job);
     expect(
         c2p_prove_finish(job, proof.as_mut_ptr(), 192),
-        C2P_ERR_BAD_STATE,
+        ErrorKind::BadState.code(),
         "c2p_job",
     );
 
@@ -615,13 +625,13 @@ fn handles_cannot_be_used_twice() {
     let mut info = c2p_params_info::default();
     expect(
         c2p_params_info(params, &mut info),
-        C2P_ERR_BAD_STATE,
+        ErrorKind::BadState.code(),
         "c2p_params",
     );
     // A job handle is not a parameters handle.
     expect(
         c2p_params_info(job.cast(), &mut info),
-        C2P_ERR_BAD_STATE,
+        ErrorKind::BadState.code(),
         "c2p_params",
     );
 }
@@ -640,7 +650,7 @@ fn bad_parameter_files() {
     let truncated = write("truncated.params", &bytes[..bytes.len() - 10]);
     expect(
         c2p_params_load(truncated.as_ptr(), null(), &mut out),
-        C2P_ERR_PARAMS_FORMAT,
+        ErrorKind::ParamsFormat.code(),
         "truncated",
     );
     let mut corrupt = bytes.clone();
@@ -648,19 +658,19 @@ fn bad_parameter_files() {
     let corrupted = write("corrupted.params", &corrupt);
     expect(
         c2p_params_load(corrupted.as_ptr(), null(), &mut out),
-        C2P_ERR_PARAMS_FORMAT,
+        ErrorKind::ParamsFormat.code(),
         "section `b_g2`",
     );
     let empty = write("empty.params", &[]);
     expect(
         c2p_params_load(empty.as_ptr(), null(), &mut out),
-        C2P_ERR_PARAMS_FORMAT,
+        ErrorKind::ParamsFormat.code(),
         "empty",
     );
     let missing = c_path(&dir.join("missing.params"));
     expect(
         c2p_params_load(missing.as_ptr(), null(), &mut out),
-        C2P_ERR_IO,
+        ErrorKind::Io.code(),
         "missing.params",
     );
     assert!(out.is_null(), "no handle on failure");
@@ -674,7 +684,7 @@ fn bad_parameter_files() {
     };
     expect(
         c2p_params_load(path.as_ptr(), &bad, &mut out),
-        C2P_ERR_INVALID_ARGUMENT,
+        ErrorKind::InvalidArgument.code(),
         "params_on_gpu is 7",
     );
     assert!(out.is_null(), "no handle on failure");

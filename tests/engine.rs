@@ -1,5 +1,5 @@
 //! The engine through the C API: backpressure (a full budget makes
-//! `c2p_prove_start` wait, or fail with C2P_ERR_BUSY when asked not to
+//! `c2p_prove_start` wait, or fail with ErrorKind::Busy.code() when asked not to
 //! wait), and a thousand jobs leaving host memory (and, with a GPU, device
 //! memory) flat. Its own test binary: the budget and the resident set are
 //! process-wide, and the tests here take turns.
@@ -10,6 +10,7 @@ use c_fixture::*;
 use c2prover::ffi::capi::native::*;
 use c2prover::ffi::capi::*;
 use c2prover::prover::engine::host_budget;
+use c2prover::ErrorKind;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,7 +53,7 @@ fn a_full_budget_waits_or_is_busy() {
     let f = fixture();
     let params = load();
     let circuits: Vec<c2p_assignment> = f.witnesses.iter().map(assignment).collect();
-    assert_eq!(c2p_host_budget(null_mut()), C2P_ERR_NULL_POINTER);
+    assert_eq!(c2p_host_budget(null_mut()), ErrorKind::NullPointer.code());
 
     // Something else holds the whole budget.
     let limit = budget().limit_bytes as usize;
@@ -61,7 +62,7 @@ fn a_full_budget_waits_or_is_busy() {
     assert_eq!(budget().in_use_bytes as usize, limit);
 
     let (status, job) = start(params, &circuits, true);
-    assert_eq!(status, C2P_ERR_BUSY, "no_wait on a full budget");
+    assert_eq!(status, ErrorKind::Busy.code(), "no_wait on a full budget");
     assert!(job.is_null(), "no job on failure");
     let mut message = [0 as std::ffi::c_char; 512];
     c2p_last_error(message.as_mut_ptr(), message.len());

@@ -14,6 +14,7 @@ fn committed_header_matches_the_source() {
     cbindgen::Builder::new()
         .with_config(config)
         .with_src(root.join("src/ffi/capi/mod.rs"))
+        .with_src(root.join("src/error.rs"))
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut generated);

@@ -42,61 +42,15 @@ pub const C2P_PARAMS_ON_GPU_NEVER: u32 = 2;
 
 /// Success.
 pub const C2P_OK: i32 = 0;
-/// A required pointer argument was NULL.
-pub const C2P_ERR_NULL_POINTER: i32 = 1;
-/// An argument is out of range or inconsistent (zero circuits, r without s, ...).
-pub const C2P_ERR_INVALID_ARGUMENT: i32 = 2;
-/// A file could not be opened, mapped or read.
-pub const C2P_ERR_IO: i32 = 3;
-/// A parameters file is malformed (truncated, corrupted, inconsistent counts, bad points).
-pub const C2P_ERR_PARAMS_FORMAT: i32 = 4;
-/// Lengths disagree: witness against parameters, bitmaps against bit lengths, output buffers.
-pub const C2P_ERR_SIZE_MISMATCH: i32 = 5;
-/// Memory (host or device) or a thread could not be obtained.
-pub const C2P_ERR_OUT_OF_MEMORY: i32 = 6;
-/// A GPU call failed; the message carries the CUDA error.
-pub const C2P_ERR_GPU: i32 = 7;
-/// The memory budget is full and the options asked not to wait.
-pub const C2P_ERR_BUSY: i32 = 8;
-/// The job was cancelled before it finished.
-pub const C2P_ERR_CANCELLED: i32 = 9;
-/// A handle is unknown: already freed, already finished, or never valid.
-pub const C2P_ERR_BAD_STATE: i32 = 10;
-/// An internal error (a Rust panic) was caught at the boundary.
-pub const C2P_ERR_PANIC: i32 = 11;
-/// The request needs something this build or machine lacks.
-pub const C2P_ERR_UNSUPPORTED: i32 = 12;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn status_codes_are_the_error_kinds() {
-        use ErrorKind::*;
-        let pairs = [
-            (C2P_ERR_NULL_POINTER, NullPointer),
-            (C2P_ERR_INVALID_ARGUMENT, InvalidArgument),
-            (C2P_ERR_IO, Io),
-            (C2P_ERR_PARAMS_FORMAT, ParamsFormat),
-            (C2P_ERR_SIZE_MISMATCH, SizeMismatch),
-            (C2P_ERR_OUT_OF_MEMORY, OutOfMemory),
-            (C2P_ERR_GPU, Gpu),
-            (C2P_ERR_BUSY, Busy),
-            (C2P_ERR_CANCELLED, Cancelled),
-            (C2P_ERR_BAD_STATE, BadState),
-            (C2P_ERR_PANIC, Panic),
-            (C2P_ERR_UNSUPPORTED, Unsupported),
-        ];
-        for (code, kind) in pairs {
-            assert_eq!(code, kind as i32);
-        }
-    }
-
-    #[test]
     fn a_panic_becomes_a_status_and_a_message() {
         let status = guard(|| panic!("boom at the boundary"));
-        assert_eq!(status, C2P_ERR_PANIC);
+        assert_eq!(status, ErrorKind::Panic.code());
         let mut buf = [0u8; 128];
         let n = copy_last_error(buf.as_mut_ptr(), buf.len());
         let text = std::str::from_utf8(&buf[..n]).unwrap();
@@ -108,7 +62,7 @@ mod tests {
             let _ = v[3]; // an index panic with a formatted message
             Ok(())
         });
-        assert_eq!(status, C2P_ERR_PANIC);
+        assert_eq!(status, ErrorKind::Panic.code());
     }
 
     #[cfg(feature = "supraseal-abi")]
@@ -176,7 +130,7 @@ pub(crate) fn guard(work: impl FnOnce() -> Result<(), Error>) -> i32 {
         Err(e) => {
             log::debug!("c2p call failed: {}", e.message);
             set_last_error(&e.message);
-            e.kind as i32
+            e.kind.code()
         }
     }
 }

@@ -168,23 +168,18 @@ pub extern "C" fn c2p_version() -> *const c_char {
 /// "C2P_UNKNOWN_STATUS". Static; never free it. Thread-safe.
 #[no_mangle]
 pub extern "C" fn c2p_status_name(status: i32) -> *const c_char {
-    let name: &'static str = match status {
-        0 => "C2P_OK\0",
-        1 => "C2P_ERR_NULL_POINTER\0",
-        2 => "C2P_ERR_INVALID_ARGUMENT\0",
-        3 => "C2P_ERR_IO\0",
-        4 => "C2P_ERR_PARAMS_FORMAT\0",
-        5 => "C2P_ERR_SIZE_MISMATCH\0",
-        6 => "C2P_ERR_OUT_OF_MEMORY\0",
-        7 => "C2P_ERR_GPU\0",
-        8 => "C2P_ERR_BUSY\0",
-        9 => "C2P_ERR_CANCELLED\0",
-        10 => "C2P_ERR_BAD_STATE\0",
-        11 => "C2P_ERR_PANIC\0",
-        12 => "C2P_ERR_UNSUPPORTED\0",
-        _ => "C2P_UNKNOWN_STATUS\0",
-    };
-    name.as_ptr().cast()
+    // The names of ErrorKind's codes, made once (static for the process).
+    static NAMES: once_cell::sync::Lazy<Vec<std::ffi::CString>> = once_cell::sync::Lazy::new(|| {
+        crate::error::ErrorKind::ALL
+            .iter()
+            .map(|kind| super::c_string(&kind.c_name()))
+            .collect()
+    });
+    match crate::error::ErrorKind::from_code(status) {
+        Some(kind) => NAMES[kind.code() as usize - 1].as_ptr(),
+        None if status == super::C2P_OK => c"C2P_OK".as_ptr(),
+        None => c"C2P_UNKNOWN_STATUS".as_ptr(),
+    }
 }
 
 /// Copies the message of the calling thread's last failed call into `buf`
