@@ -23,7 +23,7 @@ fn prove_cpu(c: &mut Criterion) {
     let mut group = c.benchmark_group("prove_cpu");
     group.sample_size(10).warm_up_time(Duration::from_secs(1));
     for log2 in sizes() {
-        let circuit = c2prover::synthetic::Circuit::porep_like(log2, 1, 1).expect("circuit");
+        let circuit = c2prover::testkit::synthetic::Circuit::porep_like(log2, 1, 1).expect("circuit");
         let ours = circuit.setup(2);
         let theirs = to_bellperson(&ours);
         let (r, s) = random_pairs(1, 3);

@@ -1,10 +1,13 @@
 //! c2prover: Groth16 proofs over BLS12-381 for Filecoin, byte-identical to
-//! bellperson's, on the CPU (and, as the CUDA backend lands, on NVIDIA GPUs).
+//! bellperson's, on NVIDIA GPUs with a complete CPU fallback.
 //!
-//! Layout: `params` reads bellperson parameter files; `prover` turns
-//! supraseal-shaped assignments into proofs; `cpu` holds the NTT, MSM and H
-//! computations; `ffi` is the only place with `unsafe` besides `gpu` (blst,
-//! mmap, and the C ABI); `proof` and `verify` are the output side.
+//! Layers, each using only those above it in this list: `math` (Fr, Fp,
+//! G1, G2 over blst; the NTT domain), `config` and `error`, `params` (the
+//! file format, loader and cache), `cpu` and `gpu` (the two backends),
+//! `prover` (checks, the proof's phases, jobs and the engine), `capi` (the C
+//! ABI). `unsafe` is denied everywhere but in blst's wrappers, the file
+//! mapping, the CUDA backend's calls and the C ABI (docs/architecture.md).
+#![deny(unsafe_code)]
 
 // supraseal's crate exports the C symbols `supraseal-abi` defines here; one
 // binary cannot hold both (and must not call ours thinking it calls theirs).
@@ -13,23 +16,24 @@ compile_error!(
     "build `bench-supraseal` with --no-default-features: supraseal-abi's C symbols clash with supraseal's"
 );
 
+#[allow(unsafe_code)]
+pub mod capi;
 pub mod config;
 pub mod cpu;
 pub mod error;
-pub mod ffi;
 pub mod gpu;
+pub mod math;
 pub mod params;
 pub mod procfs;
 pub mod proof;
 pub mod prover;
-pub mod shaped;
-pub mod synthetic;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod verify;
-pub mod witness_file;
 
 pub use error::{Error, ErrorKind, Result};
-pub use ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
 pub use gpu::Residency;
+pub use math::{Fr, G1Affine, G2Affine, G1, G2};
 pub use params::{LoadOptions, Parameters, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{prove, prove_on_cpu, random_r_s, Assignment, Density, Witness};

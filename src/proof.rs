@@ -3,7 +3,7 @@
 //! (blst's in-memory Montgomery limbs, G1 then G2 then G1).
 
 use crate::error::{Error, Result};
-use crate::ffi::blst::{G1Affine, G2Affine, PointError};
+use crate::math::{G1Affine, G2Affine, PointError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Proof {

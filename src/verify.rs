@@ -1,7 +1,7 @@
 //! Groth16 verification: e(A, B) = e(α, β) · e(Σ x_i·IC_i, γ) · e(C, δ).
 
 use crate::error::{Error, Result};
-use crate::ffi::blst::{Fr, Gt};
+use crate::math::{Fr, Gt};
 use crate::params::VerifyingKey;
 use crate::proof::Proof;
 

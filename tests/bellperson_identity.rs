@@ -162,7 +162,7 @@ fn proving_twice_with_the_same_r_s_is_deterministic() {
 fn synthetic_circuit_and_setup_agree_with_bellperson() {
     // Our synthetic setup read by bellperson, our circuit replayed through
     // bellperson's API: bellperson's proof equals ours and verifies.
-    let circuit = c2prover::synthetic::Circuit::porep_like(10, 21, 22).unwrap();
+    let circuit = c2prover::testkit::synthetic::Circuit::porep_like(10, 21, 22).unwrap();
     let ours = circuit.setup(23);
     let theirs = to_bellperson(&ours);
     let witness = circuit.witness();

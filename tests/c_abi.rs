@@ -1,11 +1,11 @@
 //! The C ABI called exactly as C calls it: raw pointers, status codes,
 //! thread-local error messages. Every export, every documented error path.
 
-use c2prover::ffi::blst::FR_MODULUS;
-use c2prover::ffi::capi::native::*;
-use c2prover::ffi::capi::supraseal::*;
-use c2prover::ffi::capi::*;
-use c2prover::synthetic::Circuit;
+use c2prover::capi::native::*;
+use c2prover::capi::supraseal::*;
+use c2prover::capi::*;
+use c2prover::math::FR_MODULUS;
+use c2prover::testkit::synthetic::Circuit;
 use c2prover::{ErrorKind, Fr, Witness};
 use std::ffi::{c_char, CStr};
 use std::ptr::{null, null_mut};

@@ -5,8 +5,9 @@
 //! through the supraseal-compatible symbols. Needs cc, c++ and valgrind
 //! (all on the CI image; .ci/run installs them when missing).
 
-use c2prover::synthetic::Circuit;
-use c2prover::{witness_file, Fr, Witness};
+use c2prover::testkit::synthetic::Circuit;
+use c2prover::testkit::witness_file;
+use c2prover::{Fr, Witness};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

@@ -7,8 +7,8 @@
 mod c_fixture;
 use c_fixture::*;
 
-use c2prover::ffi::capi::native::*;
-use c2prover::ffi::capi::*;
+use c2prover::capi::native::*;
+use c2prover::capi::*;
 use c2prover::prover::engine::host_budget;
 use c2prover::ErrorKind;
 use std::ptr::{null, null_mut};

@@ -26,8 +26,8 @@ fn gpu(test: &str) -> std::sync::MutexGuard<'static, ()> {
 
 mod with_cuda {
     use super::*;
-    use c2prover::cpu::ntt::Domain;
-    use c2prover::ffi::blst::{Fp, Fr};
+    use c2prover::math::domain::Domain;
+    use c2prover::math::{Fp, Fr};
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
 
@@ -429,8 +429,8 @@ mod with_cuda {
 
 mod curves {
     use super::gpu;
-    use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
     use c2prover::gpu::{curve_op, CurveOp, GpuCurve};
+    use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use std::ops::{Add, Neg};
 
     /// Operations per routine and curve.
@@ -536,11 +536,11 @@ mod curves {
 mod msm {
     use super::gpu;
     use c2prover::cpu::msm::dense_msm;
-    use c2prover::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
     use c2prover::gpu::{
         msm_g1, msm_g1_from, msm_g1_masked, msm_g2, msm_g2_masked, streamed_msm, streamed_msm_in_chunks,
         upload_g1, upload_g2, upload_scalars, Scalars,
     };
+    use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
     use rayon::prelude::*;
@@ -596,8 +596,8 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn h_from_a_b_c_uploaded_ahead_equals_cpu() {
-        use c2prover::cpu::ntt::Domain;
         use c2prover::gpu::{free_memory, quotient_on_device, upload_abc, Abc};
+        use c2prover::math::domain::Domain;
         let _gpu = gpu("h_from_a_b_c_uploaded_ahead_equals_cpu");
         // h as the H step leaves it on the device, copied back.
         let h_of = |d: &Domain, abc: Abc<'_>| {
@@ -665,9 +665,9 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn uploads_name_the_first_value_not_below_the_modulus() {
-        use c2prover::cpu::ntt::Domain;
         use c2prover::error::ErrorKind;
         use c2prover::gpu::{free_memory, quotient_on_device, upload_abc, Abc, Checked};
+        use c2prover::math::domain::Domain;
         let _gpu = gpu("uploads_name_the_first_value_not_below_the_modulus");
         let limbs = |v: [u64; 4]| Fr::slice_from_limbs(&[v])[0];
         let r = [
@@ -946,7 +946,7 @@ mod msm {
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn circuits_spread_over_gpus_give_the_same_proofs() {
         use c2prover::gpu::DeviceMask;
-        use c2prover::synthetic::Circuit;
+        use c2prover::testkit::synthetic::Circuit;
         use std::sync::atomic::AtomicBool;
         let _gpu = gpu("circuits_spread_over_gpus_give_the_same_proofs");
         let circuits: Vec<Circuit> = (0..4)
@@ -984,7 +984,7 @@ mod msm {
     fn inputs_uploaded_ahead_give_the_cpu_proofs() {
         use c2prover::gpu::DeviceMask;
         use c2prover::prover::engine::{Stage, STATS};
-        use c2prover::synthetic::Circuit;
+        use c2prover::testkit::synthetic::Circuit;
         use std::sync::atomic::AtomicBool;
         let _gpu = gpu("inputs_uploaded_ahead_give_the_cpu_proofs");
         let n = 6;
@@ -1026,7 +1026,7 @@ mod msm {
     fn reruns_after_out_of_memory_beside_h_give_the_cpu_proofs() {
         use c2prover::gpu::DeviceMask;
         use c2prover::prover::engine::inject;
-        use c2prover::synthetic::Circuit;
+        use c2prover::testkit::synthetic::Circuit;
         use std::sync::atomic::{AtomicBool, Ordering};
         let _gpu = gpu("reruns_after_out_of_memory_beside_h_give_the_cpu_proofs");
         let circuits: Vec<Circuit> = (0..3)
@@ -1101,7 +1101,7 @@ mod msm {
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn streamed_and_resident_proofs_are_identical() {
         use c2prover::gpu::{DeviceCache, Residency};
-        use c2prover::synthetic::Circuit;
+        use c2prover::testkit::synthetic::Circuit;
         let _gpu = gpu("streamed_and_resident_proofs_are_identical");
         let circuit = Circuit::porep_like(16, 7, 8).unwrap();
         let mut params = circuit.setup(9);

@@ -6,7 +6,7 @@
 
 use c2prover::gpu::{self, memory, DeviceMask};
 use c2prover::prover::engine::{Stage, STATS};
-use c2prover::shaped::{PorepShape, ValueMix};
+use c2prover::testkit::shaped::{PorepShape, ValueMix};
 use c2prover::ErrorKind;
 use std::sync::atomic::AtomicBool;
 

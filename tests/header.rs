@@ -1,5 +1,5 @@
 //! The committed C header is exactly what cbindgen generates from the C API's
-//! sources (src/ffi/capi, the only place with exported items, so nothing
+//! sources (src/capi, the only place with exported items, so nothing
 //! internal needs excluding): a change to the C API without regenerating the
 //! header fails here. Set C2P_UPDATE_HEADER=1 to rewrite the header instead.
 
@@ -13,7 +13,7 @@ fn committed_header_matches_the_source() {
     // cbindgen follows mod.rs's `mod` items into the module's other files.
     cbindgen::Builder::new()
         .with_config(config)
-        .with_src(root.join("src/ffi/capi/mod.rs"))
+        .with_src(root.join("src/capi/mod.rs"))
         .with_src(root.join("src/error.rs"))
         .generate()
         .expect("cbindgen generates the header")

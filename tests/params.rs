@@ -2,7 +2,7 @@
 //! that names what is wrong and where, never a crash or a hang.
 
 use c2prover::params::{evict_cached, format::Layout, load_cached};
-use c2prover::synthetic::Circuit;
+use c2prover::testkit::synthetic::Circuit;
 use c2prover::{ErrorKind, G1Affine, LoadOptions, Parameters};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -220,7 +220,7 @@ fn cache_shares_loads_and_notices_replaced_files() {
 /// group of blocks are written whole and in order.
 #[test]
 fn long_sections_are_written_in_order() {
-    let params = c2prover::shaped::PorepShape::scaled(18).parameters(3);
+    let params = c2prover::testkit::shaped::PorepShape::scaled(18).parameters(3);
     assert!(
         params.h.len() > 1 << 17,
         "the h section spans several groups of blocks"

@@ -1,7 +1,7 @@
 //! Bad calls to the prover are refused before any work, with the kind and a
 //! message that says what is wrong.
 
-use c2prover::synthetic::Circuit;
+use c2prover::testkit::synthetic::Circuit;
 use c2prover::{prove, random_r_s, Assignment, ErrorKind, Fr, Parameters, Witness};
 
 fn fixture() -> (Parameters, Witness) {

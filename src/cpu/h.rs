@@ -9,8 +9,8 @@
 //! field elements equal to bellperson's. Memory: two vectors of the domain
 //! size at a time (64·m bytes; bellperson holds three).
 
-use super::ntt::Domain;
-use crate::ffi::blst::Fr;
+use crate::math::Domain;
+use crate::math::Fr;
 use rayon::prelude::*;
 
 /// The m − 1 coefficients of h for evaluation vectors a, b, c of length

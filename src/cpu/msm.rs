@@ -3,7 +3,7 @@
 //! skipped, the points of ones are summed with batched affine additions, and
 //! only the remaining scalars go through blst's parallel Pippenger.
 
-use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+use crate::math::{bits_set_below, Fr, G1Affine, G2Affine, G1, G2};
 use rayon::prelude::*;
 use std::ops::Add;
 
@@ -59,17 +59,6 @@ impl Selection<'_> {
             Selection::Density(words) => bits_set_below(words, end),
         }
     }
-}
-
-/// How many of the first `bits` bits of a bitmap (bit i = bit i % 64 of
-/// word i / 64) are set; `words` must hold at least `bits` bits.
-pub fn bits_set_below(words: &[u64], bits: usize) -> usize {
-    let full = bits / 64;
-    let mut n: usize = words[..full].iter().map(|w| w.count_ones() as usize).sum();
-    if bits % 64 != 0 {
-        n += (words[full] & ((1u64 << (bits % 64)) - 1)).count_ones() as usize;
-    }
-    n
 }
 
 /// Scalars classified per parallel task (a multiple of 64, for the bitmap).

@@ -5,9 +5,9 @@
 //! message the CUDA side recorded.
 
 use super::{Checked, Curve, DeviceMemory, HConstants, HTiming, ScalarsAt};
-use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+use crate::math::domain::Domain;
+use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 use once_cell::sync::Lazy;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -605,13 +605,13 @@ pub trait GpuCurve: Copy + Default {
     const CURVE: Curve;
 }
 
-impl GpuCurve for crate::ffi::blst::G1 {
-    type Affine = crate::ffi::blst::G1Affine;
+impl GpuCurve for crate::math::G1 {
+    type Affine = crate::math::G1Affine;
     const CURVE: Curve = Curve::G1;
 }
 
-impl GpuCurve for crate::ffi::blst::G2 {
-    type Affine = crate::ffi::blst::G2Affine;
+impl GpuCurve for crate::math::G2 {
+    type Affine = crate::math::G2Affine;
     const CURVE: Curve = Curve::G2;
 }
 
@@ -800,12 +800,7 @@ impl DevicePoints {
                         words.len()
                     )));
                 }
-                crate::prover::Density {
-                    words,
-                    bit_len: n,
-                    popcount: 0,
-                }
-                .count()
+                crate::math::bits_set_below(words, n)
             }
         };
         if !offset

@@ -4,6 +4,7 @@
 //! prover calls the same functions either way and picks the CPU.
 
 #[cfg(feature = "cuda")]
+#[allow(unsafe_code)]
 mod cuda;
 #[cfg(feature = "cuda")]
 pub use cuda::*;
@@ -15,10 +16,10 @@ mod standin;
 #[cfg(not(feature = "cuda"))]
 pub use standin::*;
 
-use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
-use crate::ffi::blst::Fr;
-use crate::ffi::blst::{G1Affine, G2Affine, G1, G2};
+use crate::math::domain::Domain;
+use crate::math::Fr;
+use crate::math::{G1Affine, G2Affine, G1, G2};
 use crate::params::Parameters;
 use once_cell::sync::OnceCell;
 use std::sync::Arc;

@@ -3,9 +3,9 @@
 //! is false).
 
 use super::{Curve, DeviceMemory, HTiming, ScalarsAt};
-use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+use crate::math::domain::Domain;
+use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 
 /// Whether the GPU H step handles a domain of 2^log_m (never, here).
 pub fn handles_domain(_log_m: u32) -> bool {

@@ -11,7 +11,7 @@
 //! zcash flag bits in the top of byte 0.
 
 use crate::error::{Error, Result};
-use crate::ffi::blst::{G1, G2};
+use crate::math::{G1, G2};
 
 /// Which group a section holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

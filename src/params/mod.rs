@@ -6,13 +6,16 @@
 //! itself is released when loading ends.
 
 mod cache;
+// The read-only file mapping the loader decodes from (memmap2 is unsafe).
 pub mod format;
+#[allow(unsafe_code)]
+pub mod mmap;
 
 pub use cache::{evict_cached, load_cached};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::{G1Affine, G2Affine, PointError};
-use crate::ffi::mmap::MappedFile;
+use crate::math::{G1Affine, G2Affine, PointError};
+use crate::params::mmap::MappedFile;
 use format::{Group, Layout, Section, VK_POINTS};
 use rayon::prelude::*;
 use std::io::Write;

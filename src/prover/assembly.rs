@@ -5,7 +5,7 @@
 //! B = β₂ + ΣB₂ + s·δ₂
 //! C = s·ΣA + r·ΣB₁ + rs·δ₁ + s·α₁ + r·β₁ + ΣH + ΣL
 
-use crate::ffi::blst::{Fr, G1, G2};
+use crate::math::{Fr, G1, G2};
 use crate::params::VerifyingKey;
 use crate::proof::Proof;
 

@@ -2,9 +2,9 @@
 //! (density bitmaps, the a/b/c evaluations over the constraints, and the
 //! input and aux values), borrowed from the caller.
 
-use crate::cpu::msm::bits_set_below;
 use crate::error::{Error, Result};
-use crate::ffi::blst::Fr;
+use crate::math::bits_set_below;
+use crate::math::Fr;
 use crate::params::Parameters;
 use rayon::prelude::*;
 
@@ -214,7 +214,7 @@ impl Witness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ffi::blst::FR_MODULUS;
+    use crate::math::FR_MODULUS;
 
     fn raw(limbs: [u64; 4]) -> Fr {
         Fr::slice_from_limbs(&[limbs])[0]

@@ -9,8 +9,8 @@
 use super::engine::{host_budget, Permit};
 use super::{check_call, prove_job, Assignment, Witness};
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::Fr;
 use crate::gpu::DeviceMask;
+use crate::math::Fr;
 use crate::params::Parameters;
 use crate::proof::Proof;
 use std::sync::atomic::{AtomicBool, Ordering};

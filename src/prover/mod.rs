@@ -18,10 +18,10 @@ pub use job::Job;
 
 use crate::cpu::h::quotient;
 use crate::cpu::msm::{dense_msm, witness_msm, Selection};
-use crate::cpu::ntt::Domain;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ffi::blst::{Fr, G1, G2};
 use crate::gpu;
+use crate::math::domain::Domain;
+use crate::math::{Fr, G1, G2};
 use crate::params::Parameters;
 use crate::proof::Proof;
 use rand_core::{OsRng, RngCore};
@@ -351,12 +351,10 @@ fn streamed_sums(
     sel: &DensitySelected,
     h: &[Fr],
 ) -> Result<QuerySums> {
-    let g1 = |points: &[crate::ffi::blst::G1Affine], scalars: &[Fr]| {
-        gpu::streamed_msm::<G1>(device, points, scalars)
-    };
-    let g2 = |points: &[crate::ffi::blst::G2Affine], scalars: &[Fr]| {
-        gpu::streamed_msm::<G2>(device, points, scalars)
-    };
+    let g1 =
+        |points: &[crate::math::G1Affine], scalars: &[Fr]| gpu::streamed_msm::<G1>(device, points, scalars);
+    let g2 =
+        |points: &[crate::math::G2Affine], scalars: &[Fr]| gpu::streamed_msm::<G2>(device, points, scalars);
     let n_in = w.inputs.len();
     let b_inp_points = w.b_inp_density.popcount;
     let (a_inp, a_aux) = params.a.split_at(n_in);

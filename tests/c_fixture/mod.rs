@@ -2,9 +2,9 @@
 //! disk with three witnesses, and the C views of them.
 #![allow(dead_code)]
 
-use c2prover::ffi::capi::native::*;
-use c2prover::ffi::capi::*;
-use c2prover::synthetic::Circuit;
+use c2prover::capi::native::*;
+use c2prover::capi::*;
+use c2prover::testkit::synthetic::Circuit;
 use c2prover::{Parameters, Witness};
 use std::ffi::CString;
 use std::path::PathBuf;

@@ -374,11 +374,11 @@ pub fn random_pairs(n: usize, seed: u64) -> (Vec<Scalar>, Vec<Scalar>) {
 /// A c2prover synthetic circuit replayed through bellperson's API, so both
 /// provers work on the very same constraints and witness.
 #[derive(Clone)]
-pub struct Replay<'a>(pub &'a c2prover::synthetic::Circuit);
+pub struct Replay<'a>(pub &'a c2prover::testkit::synthetic::Circuit);
 
 impl Circuit<Scalar> for Replay<'_> {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        use c2prover::synthetic::Var;
+        use c2prover::testkit::synthetic::Var;
         let cs_circuit = self.0;
         let mut inputs = vec![CS::one()];
         for x in &cs_circuit.inputs[1..] {

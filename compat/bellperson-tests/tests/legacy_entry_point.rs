@@ -4,7 +4,7 @@
 //! `generate_groth16_proofs`' and c2prover's own for the same witnesses, r
 //! and s, and verify.
 
-use c2prover::synthetic::Circuit;
+use c2prover::testkit::synthetic::Circuit;
 use c2prover::{Fr, Proof};
 use std::mem::MaybeUninit;
 

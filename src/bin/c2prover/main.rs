@@ -5,9 +5,10 @@
 mod bench_supraseal;
 
 use c2prover::params::format::Layout;
-use c2prover::shaped::{PorepShape, ValueMix};
-use c2prover::synthetic::Circuit;
-use c2prover::{witness_file, Error, Fr, LoadOptions, Parameters, Proof, Witness};
+use c2prover::testkit::shaped::{PorepShape, ValueMix};
+use c2prover::testkit::synthetic::Circuit;
+use c2prover::testkit::witness_file;
+use c2prover::{Error, Fr, LoadOptions, Parameters, Proof, Witness};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -346,7 +347,7 @@ fn verify(args: VerifyArgs) -> Result<(), Error> {
 fn info(args: InfoArgs) -> Result<(), Error> {
     let open_err = |e| Error::io(format!("cannot read {}", args.file.display()), e);
     let file = std::fs::File::open(&args.file).map_err(open_err)?;
-    let bytes = c2prover::ffi::mmap::MappedFile::open(&file).map_err(open_err)?;
+    let bytes = c2prover::params::mmap::MappedFile::open(&file).map_err(open_err)?;
     let layout = Layout::parse(&bytes)?;
     let domain = layout.h.count + 1;
     println!("file          {} ({} bytes)", args.file.display(), bytes.len());
@@ -763,7 +764,7 @@ fn bench_ntt(args: BenchSizes) -> Result<(), Error> {
     require_gpu()?;
     for log2 in args.log2 {
         let domain =
-            c2prover::cpu::ntt::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
+            c2prover::math::domain::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
         let mut values = random_evals(domain.m, 0, log2 as u64);
         let (_, ms) = c2prover::gpu::ntt_round_trip(&domain, &mut values, args.runs.max(1))?;
         println!(
@@ -780,7 +781,7 @@ fn bench_h(args: BenchSizes) -> Result<(), Error> {
     require_gpu()?;
     for log2 in args.log2 {
         let domain =
-            c2prover::cpu::ntt::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
+            c2prover::math::domain::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
         let (a, b, c) = step("generating a, b, c (49/49/80 % zeros)", || {
             (
                 random_evals(domain.m, 49, 1),
@@ -910,7 +911,7 @@ fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         // PoRep's aux vector itself (anchors.md): 1.64 % of the values are
         // neither 0 nor 1 (2.1 M at 2^27, where c = 17 once left the top
         // window only carries: one huge bucket).
-        let mix = c2prover::shaped::ValueMix::default();
+        let mix = c2prover::testkit::shaped::ValueMix::default();
         let aux = porep_aux(n, mix.aux_zeros, mix.aux_ones, 14);
         let mut phases = None;
         let ms = time_runs(args.runs, || {

@@ -20,7 +20,7 @@
 //! (blst's `blst_fr`, blstrs' `Scalar` in memory).
 
 use crate::error::{Error, Result};
-use crate::ffi::blst::Fr;
+use crate::math::Fr;
 use crate::prover::Witness;
 use std::io::{Read, Write};
 
@@ -165,7 +165,7 @@ pub fn read(path: &std::path::Path) -> Result<Vec<Witness>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::Circuit;
+    use crate::testkit::synthetic::Circuit;
 
     #[test]
     fn round_trip_and_truncation() {

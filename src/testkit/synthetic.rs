@@ -7,9 +7,9 @@
 //! seeded RNG and it uses variable-time arithmetic: it is for tests and
 //! benchmarks only, never for production parameters.
 
-use crate::cpu::ntt::Domain;
 use crate::error::{Error, Result};
-use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+use crate::math::domain::Domain;
+use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 use crate::params::{Parameters, VerifyingKey};
 use crate::prover::Witness;
 use rand_chacha::ChaCha8Rng;

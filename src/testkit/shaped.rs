@@ -10,10 +10,10 @@
 //! repeats (made in seconds where a setup of 2^27 would take hours).
 //! Proofs from them have the real cost and do not verify.
 
-use crate::ffi::blst::{Fr, G1Affine, G2Affine, G1, G2};
+use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 use crate::params::{Parameters, VerifyingKey};
 use crate::prover::Witness;
-use crate::synthetic::{FixedBase, FixedBaseGroup};
+use crate::testkit::synthetic::{FixedBase, FixedBaseGroup};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;

@@ -3,7 +3,7 @@
 //! 2^32-th root of unity 7^((r−1)/2^32), raised to 2^(32−log m)), so the
 //! evaluations and coefficients agree with bellperson index for index.
 
-use crate::ffi::blst::Fr;
+use crate::math::Fr;
 use once_cell::sync::OnceCell;
 use rayon::prelude::*;
 

@@ -1,0 +1,9 @@
+//! Fixtures for tests and benchmarks, not part of the proving API: PoRep-shaped
+//! partitions (`shaped`), synthetic circuits with a real setup (`synthetic`),
+//! and the witness file the command-line tool reads and writes
+//! (`witness_file`). Behind the default feature `testkit`; a build with
+//! `default-features = false` (the supraseal-c2 drop-in) leaves it out.
+
+pub mod shaped;
+pub mod synthetic;
+pub mod witness_file;
