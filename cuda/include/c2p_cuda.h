@@ -1,5 +1,5 @@
 // The CUDA backend's C interface: every entry point, structure and enum that
-// Rust calls (src/gpu/cuda.rs mirrors this file; tests/cuda_header.rs checks
+// Rust calls (src/gpu/cuda/sys.rs mirrors this file; tests/cuda_header.rs checks
 // that the two name the same functions). Each .cu file under api/ includes it,
 // so a definition that drifts from its declaration does not compile.
 //

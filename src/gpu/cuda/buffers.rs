@@ -1,0 +1,356 @@
+//! Device arrays (points and scalars) freed on drop, uploads, and the MSMs
+//! over device points.
+use super::device::configure;
+use super::sys::*;
+use crate::error::{Error, Result};
+use crate::gpu::{Checked, Curve, ScalarsAt};
+use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
+use std::ffi::{c_int, c_void};
+
+/// An array in one GPU's memory, freed on drop: the storage of
+/// `DevicePoints` and `DeviceScalars`.
+pub(super) struct DeviceBuffer {
+    pub(super) device: c_int,
+    pub(super) ptr: *mut c_void,
+}
+
+// SAFETY: a device address with no host-side state, usable from any thread
+// (the CUDA calls set the device themselves); kernels read it only after
+// the call that wrote it returned.
+unsafe impl Send for DeviceBuffer {}
+// SAFETY: as above; nothing writes it through a shared reference (the one
+// writer, a consuming MSM, takes the owning handle by value).
+unsafe impl Sync for DeviceBuffer {}
+
+impl DeviceBuffer {
+    /// A copy of `values` on GPU `device`, through the pinned staging
+    /// buffers.
+    fn upload<T>(device: usize, values: &[T], what: &str) -> Result<DeviceBuffer> {
+        DeviceBuffer::upload_padded(device, values, std::mem::size_of_val(values), what, None)
+    }
+
+    /// A copy of `values` in a device array of `capacity` bytes (at least
+    /// the values' size), zero past the values. With `check`, the values
+    /// are witness values checked below the modulus as they are copied
+    /// (an error names the first that is not).
+    pub(super) fn upload_padded<T>(
+        device: usize,
+        values: &[T],
+        capacity: usize,
+        what: &str,
+        checked: Option<Checked>,
+    ) -> Result<DeviceBuffer> {
+        let mut ptr = std::ptr::null_mut();
+        let mut unreduced = usize::MAX;
+        // SAFETY: `values` is a live slice of size_of_val(values) bytes; ptr
+        // and unreduced are valid output locations; the call checks
+        // capacity >= bytes (and whole field elements when checking).
+        let status = unsafe {
+            c2p_cuda_upload(
+                device as c_int,
+                values.as_ptr().cast(),
+                std::mem::size_of_val(values),
+                capacity,
+                if checked.is_some() {
+                    &mut unreduced
+                } else {
+                    std::ptr::null_mut()
+                },
+                &mut ptr,
+            )
+        };
+        // A value not below the modulus is the caller's error whatever
+        // failed after it was found; the array (freed on drop) exists only
+        // when the call succeeded.
+        let buf = check(status, what).map(|()| DeviceBuffer {
+            device: device as c_int,
+            ptr,
+        });
+        match checked {
+            Some(checked) if unreduced != usize::MAX => Err(checked.error(unreduced)),
+            _ => buf,
+        }
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from c2p_cuda_upload or c2p_cuda_quotient on this
+        // device and is freed once, here.
+        let status = unsafe { c2p_cuda_free(self.device, self.ptr) };
+        if status != 0 {
+            log::warn!("freeing device memory failed (CUDA error {status})");
+        }
+    }
+}
+
+/// Affine points held in device memory until dropped.
+pub struct DevicePoints {
+    buf: DeviceBuffer,
+    curve: Curve,
+    len: usize,
+}
+
+impl DevicePoints {
+    fn upload<T>(device: usize, curve: Curve, points: &[T]) -> Result<DevicePoints> {
+        // `points` are blst affine points (G1Affine / G2Affine are
+        // repr(transparent) over them) of the curve named.
+        Ok(DevicePoints {
+            buf: DeviceBuffer::upload(device, points, "uploading points to the GPU")?,
+            curve,
+            len: points.len(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Device bytes held.
+    pub fn bytes(&self) -> usize {
+        self.len * if self.curve == Curve::G1 { 96 } else { 192 }
+    }
+
+    /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
+    /// Jacobian point of this vector's group); with a density bitmap, only
+    /// the scalars whose bit is set, the k-th meeting points[offset + k].
+    fn msm_into(
+        &self,
+        offset: usize,
+        scalars: Scalars,
+        density: Option<&[u64]>,
+        out: *mut c_void,
+    ) -> Result<MsmTiming> {
+        let (ptr, on_device, n, gpu) = match &scalars {
+            Scalars::Host(s) => (
+                s.as_ptr().cast::<c_void>(),
+                ScalarsAt::Host,
+                s.len(),
+                self.buf.device,
+            ),
+            Scalars::Device(d) => (
+                d.buf.ptr.cast_const(),
+                ScalarsAt::DeviceConsumed,
+                d.len,
+                d.buf.device,
+            ),
+            Scalars::Shared(d) => (
+                d.buf.ptr.cast_const(),
+                ScalarsAt::DeviceShared,
+                d.len,
+                d.buf.device,
+            ),
+        };
+        if gpu != self.buf.device {
+            return Err(Error::invalid(format!(
+                "scalars on GPU {gpu} for points on GPU {}",
+                self.buf.device
+            )));
+        }
+        let points_needed = match density {
+            None => n,
+            Some(words) => {
+                if words.len() < n.div_ceil(64) {
+                    return Err(Error::size_mismatch(format!(
+                        "a density bitmap of {} words for {n} scalars",
+                        words.len()
+                    )));
+                }
+                crate::math::bits_set_below(words, n)
+            }
+        };
+        if !offset
+            .checked_add(points_needed)
+            .is_some_and(|end| end <= self.len)
+        {
+            return Err(Error::size_mismatch(format!(
+                "{points_needed} scalars from point {offset} of {}",
+                self.len
+            )));
+        }
+        let mut timing = MsmTiming::default();
+        // SAFETY: the points are this handle's live device array, with
+        // offset + (points the scalars meet) in range (checked); the
+        // scalars are n valid Fr on the host, or a device buffer of n on the
+        // points' GPU (checked) that this call consumes (converted in place,
+        // and `scalars` is dropped after) or only reads (shared); the density, when given, has ceil(n / 64) words
+        // (checked); `out` has room for one Jacobian point of the curve (the
+        // callers pass a G1 or G2 that matches `self.curve`); timing is a
+        // valid location.
+        let status = unsafe {
+            c2p_cuda_msm(
+                self.buf.device,
+                self.curve,
+                self.buf.ptr,
+                offset,
+                ptr,
+                on_device,
+                density.map_or(std::ptr::null(), <[u64]>::as_ptr),
+                n,
+                out,
+                &mut timing,
+            )
+        };
+        drop(scalars);
+        check(status, "GPU MSM")?;
+        log::trace!("GPU MSM of {n}: {timing:?}");
+        Ok(timing)
+    }
+}
+
+/// Where one GPU MSM's time went, in ms (the layout of `c2p_msm_timing`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MsmTiming {
+    pub upload_ms: f32,
+    pub split_ms: f32,
+    pub sort_ms: f32,
+    pub buckets_ms: f32,
+    pub reduce_ms: f32,
+}
+
+/// Where an MSM's scalars are. Device scalars are consumed by the MSM
+/// (converted in place, then freed); shared ones are only read (the MSM
+/// converts a copy), so several MSMs can use one upload.
+pub enum Scalars<'a> {
+    Host(&'a [Fr]),
+    Device(DeviceScalars),
+    Shared(&'a DeviceScalars),
+}
+
+/// Scalars in device memory (the H step's h, left there for its MSM; the
+/// witness, uploaded once for the MSMs that read it), freed on drop.
+pub struct DeviceScalars {
+    pub(super) buf: DeviceBuffer,
+    pub(super) len: usize,
+}
+
+impl DeviceScalars {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// A copy on the host (for checks: h as the H step left it).
+    pub fn to_host(&self) -> Result<Vec<Fr>> {
+        let mut out = vec![Fr::ZERO; self.len];
+        // SAFETY: the buffer holds at least len elements on its device (an
+        // upload of len scalars, or h's m elements for len = m − 1); `out`
+        // has room for len.
+        let status = unsafe {
+            c2p_cuda_download(
+                self.buf.device,
+                self.buf.ptr.cast_const(),
+                std::mem::size_of_val(out.as_slice()),
+                out.as_mut_ptr().cast(),
+            )
+        };
+        check(status, "copying scalars from the GPU")?;
+        Ok(out)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The staging copy's check on the host alone (no GPU needed: for tests):
+/// a copy of `values` through the copy workers, and the index of the first
+/// value not below the modulus, if any.
+pub fn checked_copy_on_host(values: &[Fr]) -> Result<(Vec<Fr>, Option<usize>)> {
+    configure()?;
+    let mut out = vec![Fr::ZERO; values.len()];
+    let mut unreduced = usize::MAX;
+    // SAFETY: `values` and `out` are live slices of the same length in
+    // bytes; `unreduced` is a valid output location.
+    let status = unsafe {
+        c2p_cuda_checked_copy(
+            out.as_mut_ptr().cast(),
+            values.as_ptr().cast(),
+            std::mem::size_of_val(values),
+            &mut unreduced,
+        )
+    };
+    check(status, "checked copy")?;
+    Ok((out, (unreduced != usize::MAX).then_some(unreduced)))
+}
+
+/// A copy of `scalars` (Montgomery form, as given) on GPU `device`, with
+/// `check` checked below the modulus on the way.
+pub fn upload_scalars(device: usize, scalars: &[Fr], check: Option<Checked>) -> Result<DeviceScalars> {
+    Ok(DeviceScalars {
+        buf: DeviceBuffer::upload_padded(
+            device,
+            scalars,
+            std::mem::size_of_val(scalars),
+            "uploading scalars to the GPU",
+            check,
+        )?,
+        len: scalars.len(),
+    })
+}
+
+/// Σ scalars[i]·points[offset + i] over G1 on the GPU.
+pub fn msm_g1(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G1> {
+    msm_g1_timed(points, offset, Scalars::Host(scalars)).map(|(p, _)| p)
+}
+
+/// `msm_g1` from host or device scalars.
+pub fn msm_g1_from(points: &DevicePoints, offset: usize, scalars: Scalars) -> Result<G1> {
+    msm_g1_timed(points, offset, scalars).map(|(p, _)| p)
+}
+
+/// `msm_g1` from host or device scalars, and where its time went.
+pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: Scalars) -> Result<(G1, MsmTiming)> {
+    if points.curve != Curve::G1 {
+        return Err(Error::invalid("G1 MSM over G2 points"));
+    }
+    let mut out = G1::identity();
+    let timing = points.msm_into(offset, scalars, None, (&mut out as *mut G1).cast())?;
+    Ok((out, timing))
+}
+
+/// Σ over the scalars whose bit is set in `density` (bit i of word i / 64),
+/// the k-th of them times points[offset + k], over G1 on the GPU: the
+/// selection is made on the device.
+pub fn msm_g1_masked(points: &DevicePoints, offset: usize, scalars: Scalars, density: &[u64]) -> Result<G1> {
+    if points.curve != Curve::G1 {
+        return Err(Error::invalid("G1 MSM over G2 points"));
+    }
+    let mut out = G1::identity();
+    points.msm_into(offset, scalars, Some(density), (&mut out as *mut G1).cast())?;
+    Ok(out)
+}
+
+/// `msm_g1_masked` over G2.
+pub fn msm_g2_masked(points: &DevicePoints, offset: usize, scalars: Scalars, density: &[u64]) -> Result<G2> {
+    if points.curve != Curve::G2 {
+        return Err(Error::invalid("G2 MSM over G1 points"));
+    }
+    let mut out = G2::identity();
+    points.msm_into(offset, scalars, Some(density), (&mut out as *mut G2).cast())?;
+    Ok(out)
+}
+
+/// Σ scalars[i]·points[offset + i] over G2 on the GPU.
+pub fn msm_g2(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G2> {
+    if points.curve != Curve::G2 {
+        return Err(Error::invalid("G2 MSM over G1 points"));
+    }
+    let mut out = G2::identity();
+    points.msm_into(offset, Scalars::Host(scalars), None, (&mut out as *mut G2).cast())?;
+    Ok(out)
+}
+
+/// Points of G1 on GPU `device`.
+pub fn upload_g1(device: usize, points: &[G1Affine]) -> Result<DevicePoints> {
+    DevicePoints::upload(device, Curve::G1, points)
+}
+
+/// Points of G2 on GPU `device`.
+pub fn upload_g2(device: usize, points: &[G2Affine]) -> Result<DevicePoints> {
+    DevicePoints::upload(device, Curve::G2, points)
+}
