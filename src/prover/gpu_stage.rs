@@ -1,0 +1,452 @@
+//! A circuit's GPU stage: its parameters' residency, the uploads ahead of
+//! the lane, the H step and the five MSMs over resident or streamed points,
+//! with the witness MSMs beside H's when the device budget holds both.
+
+use super::{check_cancelled, engine, job, select, timed, Assignment, Call, Circuit, QuerySums};
+use crate::error::{Error, ErrorKind, Result};
+use crate::gpu;
+use crate::math::domain::Domain;
+use crate::math::{Fr, G1, G2};
+use crate::params::Parameters;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, MutexGuard};
+use std::time::Instant;
+
+/// The witness scalars that meet points through the density bitmaps (the
+/// rest of the MSMs take whole vectors).
+struct DensitySelected {
+    a_aux: Vec<Fr>,
+    b_inp: Vec<Fr>,
+    b_aux: Vec<Fr>,
+}
+
+impl DensitySelected {
+    fn of(w: &Assignment) -> DensitySelected {
+        DensitySelected {
+            a_aux: select(w.aux, w.a_aux_density.words),
+            b_inp: select(w.inputs, w.b_inp_density.words),
+            b_aux: select(w.aux, w.b_aux_density.words),
+        }
+    }
+}
+
+/// The four witness MSMs (L, A, B_G1, B_G2) on the GPU over the device
+/// copy of the parameters. The GPU splits each scalar vector itself (zeros
+/// skipped, ones summed) and applies the density bitmaps to the aux vector
+/// itself, so the CPU selects nothing but the few inputs of B.
+fn witness_sums(
+    device: &gpu::DeviceParams,
+    gpu: usize,
+    w: &Assignment,
+    aux_ahead: Option<gpu::DeviceScalars>,
+    cancelled: &AtomicBool,
+    check: Option<usize>,
+) -> Result<WitnessSums> {
+    use engine::Stage;
+    // The aux values go up once for the four MSMs that read them (L, A,
+    // B_G1, B_G2), here (counted with L) unless they went up ahead; without
+    // room for that copy, each MSM uploads them (checked here first when
+    // `check` says they are not yet: the MSMs' own uploads do not check).
+    let aux_on_gpu = match aux_ahead {
+        Some(aux) => Some(aux),
+        None => upload_aux(gpu, w, check)?,
+    };
+    let aux = || match &aux_on_gpu {
+        Some(aux) => gpu::Scalars::Shared(aux),
+        None => gpu::Scalars::Host(w.aux),
+    };
+    let n_in = w.inputs.len();
+    let b_inp_points = w.b_inp_density.popcount;
+    let b_inp = select(w.inputs, w.b_inp_density.words);
+    let (a_aux, b_aux) = (w.a_aux_density.words, w.b_aux_density.words);
+    let l = timed(Stage::MsmL, || gpu::msm_g1_from(&device.l, 0, aux()))?;
+    check_cancelled(cancelled)?;
+    let a = timed(Stage::MsmA, || {
+        Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, aux(), a_aux)?)
+    })?;
+    check_cancelled(cancelled)?;
+    let b_g1 = timed(Stage::MsmBG1, || {
+        Ok(gpu::msm_g1(&device.b_g1, 0, &b_inp)?
+            + gpu::msm_g1_masked(&device.b_g1, b_inp_points, aux(), b_aux)?)
+    })?;
+    check_cancelled(cancelled)?;
+    Ok(WitnessSums {
+        l,
+        a,
+        b_g1,
+        b_g2: timed(Stage::MsmBG2, || {
+            Ok(gpu::msm_g2(&device.b_g2, 0, &b_inp)?
+                + gpu::msm_g2_masked(&device.b_g2, b_inp_points, aux(), b_aux)?)
+        })?,
+    })
+}
+
+/// w's aux values on GPU `gpu` for the witness MSMs (counted with L), or
+/// `None` without room for them (each MSM then uploads them); checked below
+/// the modulus on the way with `check`, or on the CPU when they stay.
+fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option<gpu::DeviceScalars>> {
+    timed(engine::Stage::MsmL, || {
+        match gpu::upload_scalars(gpu, w.aux, gpu::Checked::of(check, "aux")) {
+            Ok(aux) => Ok(Some(aux)),
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!("aux values not kept on GPU {gpu} ({e}); each MSM uploads them");
+                if let Some(circuit) = check {
+                    w.check_aux_reduced(circuit)?;
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// The MSMs over the witness: all of a circuit's but H's.
+struct WitnessSums {
+    l: G1,
+    a: G1,
+    b_g1: G1,
+    b_g2: G2,
+}
+
+impl WitnessSums {
+    fn with_h(self, h: G1) -> QuerySums {
+        let WitnessSums { l, a, b_g1, b_g2 } = self;
+        QuerySums { h, l, a, b_g1, b_g2 }
+    }
+}
+
+/// The five MSMs on the GPU with the points streamed from host memory (the
+/// parameters are not resident: too large for the GPU, or asked not to be).
+fn streamed_sums(
+    params: &Parameters,
+    device: usize,
+    w: &Assignment,
+    sel: &DensitySelected,
+    h: &[Fr],
+) -> Result<QuerySums> {
+    let g1 =
+        |points: &[crate::math::G1Affine], scalars: &[Fr]| gpu::streamed_msm::<G1>(device, points, scalars);
+    let g2 =
+        |points: &[crate::math::G2Affine], scalars: &[Fr]| gpu::streamed_msm::<G2>(device, points, scalars);
+    let n_in = w.inputs.len();
+    let b_inp_points = w.b_inp_density.popcount;
+    let (a_inp, a_aux) = params.a.split_at(n_in);
+    let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
+    let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
+    Ok(QuerySums {
+        h: g1(&params.h, &h[..h.len().min(params.h.len())])?,
+        l: g1(&params.l, w.aux)?,
+        a: g1(a_inp, w.inputs)? + g1(a_aux, &sel.a_aux)?,
+        b_g1: g1(b1_inp, &sel.b_inp)? + g1(b1_aux, &sel.b_aux)?,
+        b_g2: g2(b2_inp, &sel.b_inp)? + g2(b2_aux, &sel.b_aux)?,
+    })
+}
+
+/// The GPU stage of one circuit, inside its GPU's lane: the H step, and
+/// the MSMs over resident points or, without them, streamed points (with
+/// the density selections `sel` made beforehand on the CPU). `Ok(Err(h))`
+/// hands the MSMs back to the CPU (streamed MSMs out of device memory).
+fn gpu_stage(
+    call: &Call,
+    device: Option<&Arc<gpu::DeviceParams>>,
+    circuit: Circuit,
+    sel: Option<&DensitySelected>,
+    (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
+    gpu: usize,
+) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let Circuit { index, w, check } = circuit;
+    let Call {
+        params,
+        domain,
+        cancelled,
+        ..
+    } = *call;
+    let queued = Instant::now();
+    let _lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
+    let waited = Instant::now();
+    engine::STATS.add(engine::Stage::LaneWait, waited - queued);
+    // In the lane, this circuit's a, b, c no longer wait: the next
+    // circuit's may go up.
+    let (abc, aux) = match ahead {
+        Some(Ahead { abc, aux, slot }) => {
+            drop(slot);
+            (gpu::Abc::Device(abc), aux)
+        }
+        None => (
+            gpu::Abc::Host {
+                a: w.a,
+                b: w.b,
+                c: w.c,
+                check,
+            },
+            None,
+        ),
+    };
+    // A job freed while it queued for the GPU gives the lane straight back.
+    check_cancelled(cancelled)?;
+    let sel = match (device, sel) {
+        (Some(device), _) => return resident_stage(call, device, circuit, (abc, aux), gpu, waited).map(Ok),
+        (None, Some(sel)) => sel,
+        (None, None) => {
+            return Err(Error::new(
+                ErrorKind::Gpu,
+                "internal: MSMs over streamed points without the density selections",
+            ))
+        }
+    };
+    let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
+    log_h_step(index, &t);
+    let h_done = Instant::now();
+    engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+    check_cancelled(cancelled)?;
+    let sums = match streamed_sums(params, gpu, w, sel, &h) {
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            // Other work holds the GPU's memory: this circuit's MSMs
+            // are still owed, and the CPU can do them.
+            log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
+            return Ok(Err(h));
+        }
+        other => other?,
+    };
+    engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    Ok(Ok(sums))
+}
+
+fn log_h_step(index: usize, t: &gpu::HTiming) {
+    log::debug!(
+        "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms, download {:.1} ms",
+        t.upload_ms,
+        t.total_ms,
+        t.download_ms
+    );
+}
+
+/// The GPU stage over resident points: the H step leaves h on the GPU for
+/// its MSM. The four witness MSMs run beside the H step and H's MSM, on a
+/// thread (and streams) of their own, when the GPU's memory holds both
+/// working sets: their many short phases (splits, sorts, a window
+/// combination on one thread, host round trips) leave the GPU idle, and
+/// the H side's kernels fill it. Otherwise, or when they run out of memory
+/// beside the H side, they run after it.
+fn resident_stage(
+    call: &Call,
+    device: &gpu::DeviceParams,
+    circuit: Circuit,
+    (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
+    gpu: usize,
+    waited: Instant,
+) -> Result<QuerySums> {
+    let Circuit { index, w, check } = circuit;
+    let Call {
+        domain, cancelled, ..
+    } = *call;
+    let beside = witness_beside_h(gpu, domain, w, matches!(abc, gpu::Abc::Device(_)), aux.is_some());
+    log::debug!(
+        "circuit {index}: witness MSMs {} the H side",
+        if beside { "beside" } else { "after" }
+    );
+    // Σ h_i·H_i, and when its MSM began.
+    let h_side = |abc: gpu::Abc| -> Result<(G1, Instant)> {
+        let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
+        log_h_step(index, &t);
+        let h_done = Instant::now();
+        engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+        check_cancelled(cancelled)?;
+        let sum = timed(engine::Stage::MsmH, || {
+            gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))
+        })?;
+        Ok((sum, h_done))
+    };
+    let (h, h_done, witness) = if beside {
+        let (h, witness) = std::thread::scope(|scope| {
+            let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled, check));
+            (h_side(abc), witness.join())
+        });
+        let witness =
+            witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
+        let h = h.and_then(|sum| {
+            injected_out_of_memory(&engine::inject::H_BESIDE_OUT_OF_MEMORY, "H side").map(|()| sum)
+        });
+        let witness = witness.and_then(|sums| {
+            injected_out_of_memory(&engine::inject::WITNESS_BESIDE_OUT_OF_MEMORY, "witness MSMs")
+                .map(|()| sums)
+        });
+        // Out of memory beside each other: the side that failed runs again
+        // on its own (H from the host's a, b, c: those on the GPU, if any,
+        // were consumed by the failed H step).
+        let (h, h_done) = match h {
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!(
+                    "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
+                );
+                check_cancelled(cancelled)?;
+                engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
+                h_side(gpu::Abc::Host {
+                    a: w.a,
+                    b: w.b,
+                    c: w.c,
+                    check,
+                })?
+            }
+            other => other?,
+        };
+        let witness = match witness {
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
+                check_cancelled(cancelled)?;
+                engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
+                witness_sums(device, gpu, w, None, cancelled, check)?
+            }
+            other => other?,
+        };
+        (h, h_done, witness)
+    } else {
+        let (h, h_done) = h_side(abc)?;
+        (h, h_done, witness_sums(device, gpu, w, aux, cancelled, check)?)
+    };
+    engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    Ok(witness.with_h(h))
+}
+
+/// An out-of-memory error when `counter` says to inject one (see
+/// `engine::inject`).
+fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) -> Result<()> {
+    if engine::inject::take(counter) {
+        return Err(Error::new(
+            ErrorKind::OutOfMemory,
+            format!("{side}: out of memory (injected for a test)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the witness MSMs may run beside the H side on GPU `gpu`: when its
+/// room holds both sides' working sets (the witness MSMs' as if no aux value
+/// were 0 or 1) and the next circuit's a, b, c and aux going up meanwhile.
+fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
+    let (log_m, n) = (domain.log_m, w.aux.len());
+    let need = gpu::memory::h_side(gpu, log_m, abc_on_gpu)
+        .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, n, aux_on_gpu)? + gpu::memory::ahead(log_m, n)));
+    need.is_ok_and(|need| gpu::memory::fits(gpu, need, "witness MSMs beside H"))
+}
+
+/// A circuit's a, b, c uploaded ahead of its GPU stage, with the GPU's
+/// upload slot held until the circuit is in the lane.
+struct Ahead {
+    abc: gpu::DeviceAbc,
+    /// The aux values for the L, A and B MSMs (`None`: no room).
+    aux: Option<gpu::DeviceScalars>,
+    slot: MutexGuard<'static, ()>,
+}
+
+/// Uploads w's a, b, c and aux values to GPU `gpu` ahead of its lane, when
+/// the GPU's upload slot is free and its room holds them beside the lane's
+/// work (the H side and a witness MSM at once, for the largest domain proved
+/// there); `None` leaves the uploads to the lane.
+fn upload_ahead(
+    domain: &Domain,
+    w: &Assignment,
+    gpu: usize,
+    cancelled: &AtomicBool,
+    check: Option<usize>,
+) -> Result<Option<Ahead>> {
+    let started = Instant::now();
+    let slot = engine::upload_slot(gpu);
+    check_cancelled(cancelled)?;
+    let (abc_bytes, aux_bytes) = (gpu::memory::ahead(domain.log_m, 0), std::mem::size_of_val(w.aux));
+    let largest = engine::largest_domain(gpu, domain.m).trailing_zeros();
+    let lane = gpu::memory::h_side(gpu, largest, false)
+        .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, w.aux.len(), true)?))
+        .unwrap_or(usize::MAX / 4);
+    let ahead = if !gpu::memory::fits(gpu, abc_bytes + lane, "a, b, c ahead") {
+        log::debug!("a, b, c not uploaded ahead: too little room on GPU {gpu}");
+        None
+    } else {
+        match gpu::upload_abc(gpu, domain, w.a, w.b, w.c, check) {
+            Ok(abc) => {
+                // a, b, c are in the room's accounts now.
+                let aux = if gpu::memory::fits(gpu, aux_bytes + lane, "aux ahead") {
+                    match gpu::upload_scalars(gpu, w.aux, gpu::Checked::of(check, "aux")) {
+                        Ok(aux) => Some(aux),
+                        Err(e) if e.kind == ErrorKind::OutOfMemory => None,
+                        Err(e) => return Err(e),
+                    }
+                } else {
+                    None
+                };
+                Some(Ahead { abc, aux, slot })
+            }
+            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                log::debug!("a, b, c not uploaded ahead ({e}): the H step uploads them");
+                None
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    engine::STATS.add(engine::Stage::AbcAhead, started.elapsed());
+    Ok(ahead)
+}
+
+/// A circuit's sums on GPU `gpu`, or its h for the CPU's MSMs when the
+/// GPU's streamed MSMs ran out of memory.
+pub(super) fn gpu_sums(
+    call: &Call,
+    index: usize,
+    w: &Assignment,
+    gpu: usize,
+) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+    let Call {
+        params,
+        domain,
+        cancelled,
+        values_checked,
+        ..
+    } = *call;
+    let started = Instant::now();
+    // The parameters go to the GPU on first use (or stay on the host),
+    // inside the lane: the decision reads the GPU's free memory, which
+    // another circuit's GPU stage would be using.
+    let device = match params.device.decided(gpu) {
+        Some(device) => device,
+        None => {
+            let _lane = engine::gpu_lane(gpu);
+            params.device.get_or_upload(params, gpu)
+        }
+    };
+    let selecting = Instant::now();
+    engine::STATS.add(engine::Stage::ParamsUpload, selecting - started);
+    // Values not known to be below the modulus: with resident points a, b,
+    // c and aux go up through the staging copies, which check them on the
+    // way (`gpu::Checked`), so only the inputs are checked here; with
+    // streamed points all of them, before anything reads them. Checked
+    // here, a call's first circuit would keep the GPU idle ~0.3 s at 2^27.
+    // (With several vectors at fault, resident points name the inputs
+    // before a, b, c, and aux last.)
+    let check = match (values_checked, device) {
+        (true, _) => None,
+        (false, Some(_)) => {
+            timed(engine::Stage::CheckValues, || w.check_inputs_reduced(index))?;
+            Some(index)
+        }
+        (false, None) => {
+            timed(engine::Stage::CheckValues, || w.check_reduced(index))?;
+            None
+        }
+    };
+    // Streamed MSMs take their density selections from the CPU, made
+    // before the lane so that they overlap another circuit's GPU stage.
+    let selecting = Instant::now();
+    let sel = device.is_none().then(|| DensitySelected::of(w));
+    engine::STATS.add(engine::Stage::CpuSelect, selecting.elapsed());
+    check_cancelled(cancelled)?;
+    // With resident points (h stays on the GPU), a, b, c go up while
+    // another circuit's GPU stage runs; with the lane free, the H step
+    // uploads them itself (overlapped with its transforms).
+    let lane = engine::try_gpu_lane(gpu);
+    let ahead = match (device, &lane) {
+        (Some(_), None) => upload_ahead(domain, w, gpu, cancelled, check)?,
+        _ => None,
+    };
+    let circuit = Circuit { index, w, check };
+    gpu_stage(call, device, circuit, sel.as_ref(), (ahead, lane), gpu)
+}
