@@ -33,7 +33,8 @@ mod with_cuda {
 
     use c2prover::error::ErrorKind;
     use c2prover::gpu::{
-        field_op, free_memory, ntt_round_trip, quotient, reserve_device_memory, trim_memory_pool, FieldOp,
+        driver_free_memory, field_op, free_memory, ntt_round_trip, quotient, reserve_device_memory,
+        trim_memory_pool, FieldOp,
     };
 
     const OPS: usize = 1 << 20;
@@ -344,9 +345,11 @@ mod with_cuda {
                                                     // cudaMalloc takes it back: return it first, then leave 64 MiB free
                                                     // (a, b, c at 2^22 need 3 x 128 MiB).
         trim_memory_pool(0).unwrap();
-        let free = free_memory(0).unwrap();
+        // The driver's free memory, not the budget's room: the reservation
+        // stands for other processes' memory, which the budget does not see.
+        let free = driver_free_memory(0).unwrap();
         let hold = reserve_device_memory(0, free - (64 << 20)).unwrap();
-        let before = free_memory(0).unwrap();
+        let before = driver_free_memory(0).unwrap();
         for overlap in [false, true] {
             let err = quotient(0, &d, &v, &v, &v, overlap).unwrap_err();
             assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err}");
@@ -355,7 +358,7 @@ mod with_cuda {
                 "the CUDA message is missing: {err}"
             );
         }
-        let after = free_memory(0).unwrap();
+        let after = driver_free_memory(0).unwrap();
         assert!(
             after + (1 << 20) >= before,
             "a failed H step kept device memory: {before} -> {after} bytes free"
