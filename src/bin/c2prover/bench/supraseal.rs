@@ -5,7 +5,9 @@
 //! its times, memory and the ratio to ours, and checks that its proofs are
 //! ours byte for byte (both compute the same Groth16 sums, so they must be).
 
-use super::{gpu_free, human, median, peak_rss, step, DevicePeak, Round};
+use super::kernels::median;
+use super::prove::{gpu_free, peak_rss, DevicePeak, Round};
+use crate::{human, step};
 use c2prover::{Error, Fr, Proof, Witness};
 use std::path::Path;
 use std::time::Instant;
