@@ -17,6 +17,7 @@ mod handles;
 pub mod native;
 #[cfg(feature = "supraseal-abi")]
 pub mod supraseal;
+mod witness;
 
 use crate::error::{Error, ErrorKind};
 use crate::prover::job::panic_message;

@@ -18,7 +18,8 @@
 //! c2prover needs no process-wide lock.
 
 use super::handles::Registry;
-use super::native::{borrow_assignments, c2p_assignment, c2p_fr, handle, own, path_from_c, token};
+use super::native::{c2p_assignment, c2p_fr, handle, path_from_c, token};
+use super::witness::{borrow_assignments, own};
 use super::{catch, non_null, slice, write_out};
 use crate::error::{Error, ErrorKind};
 use crate::gpu::DeviceMask;
