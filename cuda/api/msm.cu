@@ -115,16 +115,11 @@ cudaError_t msm_window_bits(int device, size_t m, int* c) {
     return cudaSuccess;
 }
 
-// The shortest chunk of the bucket sums: $C2P_MSM_MIN_CHUNK (16..1024, for
-// tuning: longer chunks leave fewer partial sums per bucket to add with
-// full additions, at the cost of longer dependent chains per thread), else
-// 128. With the sums in registers 32 was best at 2^27 (1024.7 / 1046.3 /
-// 1119.2 / 1281.5 ms with 32 / 64 / 128 / 256, H200, fifth session); with
-// the sums in shared memory (the default kernel since the eleventh) longer
-// chunks win at every dense size: G1 with the scalars on the device 109.9
-// / 401.7 / 799.2 ms at 2^24 / 2^26 / 2^27 with 32, 106.8 / 395.9 / 786.9
-// with 64, 106.7 / 392.9 / 785.4 with 96, 107.1 / 393.5 / 781.7 with 128
-// (H200, one call, fourteenth session).
+// The shortest chunk of the bucket sums: the tuning's msm_min_chunk
+// (C2P_MSM_MIN_CHUNK), else 128. Longer chunks leave fewer partial sums per
+// bucket to add with full additions, at the cost of longer dependent chains
+// per thread; with each thread's sum in shared memory 128 was the fastest of
+// 32..128 at every dense size (docs/bench-history.md).
 uint32_t min_chunk() {
     return c2p::host::tuned(c2p::host::tuning.msm_min_chunk, 128);
 }

@@ -324,9 +324,8 @@ C2P_UNROLL
     // be a or b). A call passing three 32-bit addresses and returning
     // nothing: the caller moves no operand into the parameter registers and
     // stores none to the stack, the callee loads its operands straight into
-    // the registers it computes in (sm_90: mul_call costs the G1 bucket
-    // kernel ~35 instructions per product on top of its own; fifteenth
-    // session, BENCHMARKS).
+    // the registers it computes in (by value, mul_call costs the G1 bucket
+    // kernel ~35 more instructions per product in moves and stack traffic).
     __device__ static __noinline__ void mul_shared(uint32_t out, uint32_t a, uint32_t b) {
         mul_inline(load_shared(a), load_shared(b)).store_shared(out);
     }
