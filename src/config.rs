@@ -23,6 +23,18 @@ pub enum Residency {
     Never,
 }
 
+impl Residency {
+    /// The choice in effect: an explicit one, or the environment's
+    /// (`C2P_PARAMS_ON_GPU`; a malformed value was refused by `get` before
+    /// any proof or load got here).
+    pub fn resolve(self) -> Residency {
+        if self != Residency::Auto {
+            return self;
+        }
+        get().map_or(Residency::Auto, |c| c.params_on_gpu)
+    }
+}
+
 /// The GPU side's tuning, as the CUDA code takes it (the layout of
 /// `c2p_tuning` in cuda/include/c2p_cuda.h); 0 means the built-in choice.
 #[repr(C)]

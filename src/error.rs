@@ -132,6 +132,17 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The text of a panic payload (a `&str` or a `String`; anything else is
+/// reported generically).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".into());
+    format!("internal error (panic): {text}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::ErrorKind;

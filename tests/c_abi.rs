@@ -267,7 +267,7 @@ fn random_r_s_and_canonical_scalars() {
         proof.as_mut_ptr(),
         192,
     );
-    let gpus = c2prover::gpu::device_count();
+    let gpus = c2prover::backend::device_count();
     assert_eq!(
         status,
         if gpus > 0 {

@@ -1,5 +1,5 @@
 //! The CUDA backend's one header (cuda/include/c2p_cuda.h) and the Rust
-//! extern block that mirrors it (src/gpu/cuda/sys.rs) declare the same entry
+//! extern block that mirrors it (src/backend/gpu/cuda/sys.rs) declare the same entry
 //! points, in the same order: a function added on one side only fails here
 //! (the .cu files include the header, so nvcc checks the definitions).
 
@@ -41,7 +41,7 @@ fn declared(text: &str, rust: bool) -> Vec<String> {
 fn the_extern_block_mirrors_the_cuda_header() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let header = std::fs::read_to_string(root.join("cuda/include/c2p_cuda.h")).unwrap();
-    let rust = std::fs::read_to_string(root.join("src/gpu/cuda/sys.rs")).unwrap();
+    let rust = std::fs::read_to_string(root.join("src/backend/gpu/cuda/sys.rs")).unwrap();
     let extern_block = &rust[rust.find("extern \"C\" {").expect("an extern block")..];
     let extern_block = &extern_block[..extern_block.find("\n}\n").expect("its end")];
     let in_header = declared(&header, false);
@@ -49,7 +49,7 @@ fn the_extern_block_mirrors_the_cuda_header() {
     assert!(in_header.len() >= 20, "the header's entry points: {in_header:?}");
     assert_eq!(
         in_rust, in_header,
-        "src/gpu/cuda/sys.rs's extern block against cuda/include/c2p_cuda.h"
+        "src/backend/gpu/cuda/sys.rs's extern block against cuda/include/c2p_cuda.h"
     );
 }
 

@@ -9,7 +9,7 @@ use c_fixture::*;
 
 use c2prover::capi::native::*;
 use c2prover::capi::*;
-use c2prover::prover::engine::host_budget;
+use c2prover::engine::host_budget;
 use c2prover::ErrorKind;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,7 +137,7 @@ fn a_thousand_jobs_keep_memory_flat() {
         }
         if i == WARM_UP {
             rss_warm = rss().unwrap_or(0);
-            device_warm = c2prover::gpu::available().then(|| c2prover::gpu::free_memory(0).unwrap());
+            device_warm = c2prover::backend::device_free(0);
         }
     }
     while let Some(job) = pending.pop_front() {
@@ -170,7 +170,7 @@ fn a_thousand_jobs_keep_memory_flat() {
     );
     match device_warm {
         Some(before) => {
-            let after = c2prover::gpu::free_memory(0).unwrap();
+            let after = c2prover::backend::device_free(0).unwrap_or(0);
             assert!(
                 before.saturating_sub(after) < 64 << 20,
                 "device memory grew by {} KiB",

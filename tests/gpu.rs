@@ -18,7 +18,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Takes the GPU for one test; a test asked to run here needs a device.
 fn gpu(test: &str) -> std::sync::MutexGuard<'static, ()> {
     assert!(
-        c2prover::gpu::available(),
+        c2prover::backend::gpu::available(),
         "{test} needs a CUDA device and none was found"
     );
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
@@ -31,11 +31,11 @@ mod with_cuda {
     use rand_chacha::ChaCha8Rng;
     use rand_core::{RngCore, SeedableRng};
 
-    use c2prover::error::ErrorKind;
-    use c2prover::gpu::{
+    use c2prover::backend::gpu::{
         driver_free_memory, field_op, free_memory, ntt_round_trip, quotient, reserve_device_memory,
         trim_memory_pool, FieldOp,
     };
+    use c2prover::error::ErrorKind;
 
     const OPS: usize = 1 << 20;
 
@@ -214,8 +214,8 @@ mod with_cuda {
     /// needed: this runs in CI).
     #[test]
     fn host_emulated_field_arithmetic_equals_blst() {
-        fr_suite(c2prover::gpu::field_op_on_host, 1 << 16);
-        fp_suite(c2prover::gpu::field_op_on_host, 1 << 16);
+        fr_suite(c2prover::backend::gpu::field_op_on_host, 1 << 16);
+        fp_suite(c2prover::backend::gpu::field_op_on_host, 1 << 16);
     }
 
     /// The staging copy's check below the modulus, on the host (no GPU
@@ -225,7 +225,7 @@ mod with_cuda {
     /// and over the copy workers.
     #[test]
     fn staging_copies_find_the_first_value_not_below_the_modulus() {
-        use c2prover::gpu::checked_copy_on_host;
+        use c2prover::backend::gpu::checked_copy_on_host;
         let r = [
             0xffffffff00000001u64,
             0x53bda402fffe5bfe,
@@ -322,7 +322,7 @@ mod with_cuda {
                         .collect()
                 };
                 let (a, b, c) = (vec(49), vec(49), vec(80));
-                let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
+                let cpu = c2prover::backend::cpu::h::quotient(&d, &a, &b, &c);
                 let (gpu, _) = quotient(0, &d, &a, &b, &c, log_m % 2 == 0).unwrap();
                 assert!(
                     gpu == cpu,
@@ -339,7 +339,7 @@ mod with_cuda {
         let d = Domain::new(22).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let v: Vec<Fr> = (0..d.m).map(|_| Fr::random(&mut rng)).collect();
-        let expected = c2prover::cpu::h::quotient(&d, &v, &v, &v);
+        let expected = c2prover::backend::cpu::h::quotient(&d, &v, &v, &v);
         quotient(0, &d, &v, &v, &v, true).unwrap(); // caches the twiddle table
                                                     // The pool kept by earlier MSMs counts as used but a failing
                                                     // cudaMalloc takes it back: return it first, then leave 64 MiB free
@@ -395,11 +395,11 @@ mod with_cuda {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn device_allocations_are_charged_to_the_budget() {
-        use c2prover::gpu::memory;
+        use c2prover::backend::gpu::memory;
         let _gpu = gpu("device_allocations_are_charged_to_the_budget");
         let scalars = vec![Fr::ONE; 1 << 20];
         let before = memory::of(0).unwrap();
-        let held = c2prover::gpu::upload_scalars(0, &scalars, None).unwrap();
+        let held = c2prover::backend::gpu::upload_scalars(0, &scalars, None).unwrap();
         assert_eq!(
             memory::of(0).unwrap().in_use,
             before.in_use + (32 << 20),
@@ -413,7 +413,7 @@ mod with_cuda {
         );
         // A budget with less room than the upload needs.
         memory::set_budget(&[0], before.in_use + (16 << 20)).unwrap();
-        let refused = c2prover::gpu::upload_scalars(0, &scalars, None);
+        let refused = c2prover::backend::gpu::upload_scalars(0, &scalars, None);
         memory::set_budget(&[0], 0).unwrap();
         let err = refused.err().expect("an upload past the budget fails");
         assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err}");
@@ -432,7 +432,7 @@ mod with_cuda {
 
 mod curves {
     use super::gpu;
-    use c2prover::gpu::{curve_op, CurveOp, GpuCurve};
+    use c2prover::backend::gpu::{curve_op, CurveOp, GpuCurve};
     use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use std::ops::{Add, Neg};
 
@@ -538,10 +538,9 @@ mod curves {
 
 mod msm {
     use super::gpu;
-    use c2prover::cpu::msm::dense_msm;
-    use c2prover::gpu::{
-        msm_g1, msm_g1_from, msm_g1_masked, msm_g2, msm_g2_masked, streamed_msm, streamed_msm_in_chunks,
-        upload_g1, upload_g2, upload_scalars, Scalars,
+    use c2prover::backend::cpu::msm::dense_msm;
+    use c2prover::backend::gpu::{
+        msm, streamed_msm, streamed_msm_in_chunks, upload_g1, upload_g2, upload_scalars, Scalars,
     };
     use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use rand_chacha::ChaCha8Rng;
@@ -599,7 +598,7 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn h_from_a_b_c_uploaded_ahead_equals_cpu() {
-        use c2prover::gpu::{free_memory, quotient_on_device, upload_abc, Abc};
+        use c2prover::backend::gpu::{free_memory, quotient_on_device, upload_abc, Abc};
         use c2prover::math::domain::Domain;
         let _gpu = gpu("h_from_a_b_c_uploaded_ahead_equals_cpu");
         // h as the H step leaves it on the device, copied back.
@@ -616,7 +615,7 @@ mod msm {
                     scalars(len, 49, 10, 60 + log_m as u64),
                     scalars(len, 80, 10, 80 + log_m as u64),
                 );
-                let cpu = c2prover::cpu::h::quotient(&d, &a, &b, &c);
+                let cpu = c2prover::backend::cpu::h::quotient(&d, &a, &b, &c);
                 assert!(
                     h_of(
                         &d,
@@ -668,8 +667,8 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn uploads_name_the_first_value_not_below_the_modulus() {
+        use c2prover::backend::gpu::{free_memory, quotient_on_device, upload_abc, Abc, Checked};
         use c2prover::error::ErrorKind;
-        use c2prover::gpu::{free_memory, quotient_on_device, upload_abc, Abc, Checked};
         use c2prover::math::domain::Domain;
         let _gpu = gpu("uploads_name_the_first_value_not_below_the_modulus");
         let limbs = |v: [u64; 4]| Fr::slice_from_limbs(&[v])[0];
@@ -793,7 +792,9 @@ mod msm {
             for (zeros, ones) in [(0, 0), (49, 30), (100, 0), (0, 100)] {
                 let s = scalars(n, zeros, ones, 100 + k as u64);
                 let want = dense_msm(&points[..n], &s).to_affine();
-                let got = msm_g1(&device, 0, &s).unwrap().to_affine();
+                let got = msm::<G1>(&device, 0, Scalars::Host(&s), None)
+                    .unwrap()
+                    .to_affine();
                 assert_eq!(got, want, "G1 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
             }
         }
@@ -803,7 +804,9 @@ mod msm {
         let small: Vec<Fr> = (0..1 << 22).map(|_| Fr::from_u64(rng.next_u64())).collect();
         let want = dense_msm(&points, &small).to_affine();
         assert_eq!(
-            msm_g1(&device, 0, &small).unwrap().to_affine(),
+            msm::<G1>(&device, 0, Scalars::Host(&small), None)
+                .unwrap()
+                .to_affine(),
             want,
             "64-bit scalars"
         );
@@ -811,10 +814,21 @@ mod msm {
         // (every point in one bucket per window).
         let s = vec![Fr::from_u64(123456789); 100_000];
         let want = dense_msm(&points[777..777 + s.len()], &s).to_affine();
-        assert_eq!(msm_g1(&device, 777, &s).unwrap().to_affine(), want, "one bucket");
-        assert!(msm_g1(&device, points.len() - 10, &s).is_err(), "out of range");
+        assert_eq!(
+            msm::<G1>(&device, 777, Scalars::Host(&s), None)
+                .unwrap()
+                .to_affine(),
+            want,
+            "one bucket"
+        );
+        assert!(
+            msm::<G1>(&device, points.len() - 10, Scalars::Host(&s), None).is_err(),
+            "out of range"
+        );
         let empty: Vec<Fr> = Vec::new();
-        assert!(msm_g1(&device, 0, &empty).unwrap().is_identity());
+        assert!(msm::<G1>(&device, 0, Scalars::Host(&empty), None)
+            .unwrap()
+            .is_identity());
     }
 
     /// The batch-affine bucket sums meet every exceptional pair: P + (−P),
@@ -839,14 +853,18 @@ mod msm {
             let equal = vec![Fr::from_u64(987654321); count];
             let want = dense_msm(&points[..count], &equal).to_affine();
             assert_eq!(
-                msm_g1(&device, 0, &equal).unwrap().to_affine(),
+                msm::<G1>(&device, 0, Scalars::Host(&equal), None)
+                    .unwrap()
+                    .to_affine(),
                 want,
                 "{count} points in one bucket per window"
             );
             let s = scalars(count, 10, 10, 400 + k as u64);
             let want = dense_msm(&points[..count], &s).to_affine();
             assert_eq!(
-                msm_g1(&device, 0, &s).unwrap().to_affine(),
+                msm::<G1>(&device, 0, Scalars::Host(&s), None)
+                    .unwrap()
+                    .to_affine(),
                 want,
                 "{count} points, random scalars"
             );
@@ -863,7 +881,9 @@ mod msm {
             for (zeros, ones) in [(0, 0), (49, 30)] {
                 let s = scalars(n, zeros, ones, 200 + k as u64);
                 let want = dense_msm(&points[..n], &s).to_affine();
-                let got = msm_g2(&device, 0, &s).unwrap().to_affine();
+                let got = msm::<G2>(&device, 0, Scalars::Host(&s), None)
+                    .unwrap()
+                    .to_affine();
                 assert_eq!(got, want, "G2 MSM of {n} points ({zeros} % zeros, {ones} % ones)");
             }
         }
@@ -898,7 +918,7 @@ mod msm {
                 .collect();
             let offset = (points.len() - picked.len()).min(5);
             let want = dense_msm(&points[offset..offset + picked.len()], &picked).to_affine();
-            let got = msm_g1_masked(&device, offset, Scalars::Host(&s), &words)
+            let got = msm::<G1>(&device, offset, Scalars::Host(&s), Some(&words))
                 .unwrap()
                 .to_affine();
             assert_eq!(got, want, "G1, {n} scalars, {keep} % kept");
@@ -906,23 +926,23 @@ mod msm {
             // so a second MSM over them gives the same sum.
             let shared = upload_scalars(0, &s, None).unwrap();
             for round in 0..2 {
-                let got = msm_g1_masked(&device, offset, Scalars::Shared(&shared), &words)
+                let got = msm::<G1>(&device, offset, Scalars::Shared(&shared), Some(&words))
                     .unwrap()
                     .to_affine();
                 assert_eq!(got, want, "G1 shared, {n} scalars, {keep} % kept, round {round}");
             }
             if n <= g2.len() {
                 let want = dense_msm(&g2[..picked.len()], &picked).to_affine();
-                let got = msm_g2_masked(&device_g2, 0, Scalars::Host(&s), &words)
+                let got = msm::<G2>(&device_g2, 0, Scalars::Host(&s), Some(&words))
                     .unwrap()
                     .to_affine();
                 assert_eq!(got, want, "G2, {n} scalars, {keep} % kept");
-                let got = msm_g2_masked(&device_g2, 0, Scalars::Shared(&shared), &words)
+                let got = msm::<G2>(&device_g2, 0, Scalars::Shared(&shared), Some(&words))
                     .unwrap()
                     .to_affine();
                 assert_eq!(got, want, "G2 shared, {n} scalars, {keep} % kept");
             }
-            let unmasked = msm_g1_from(&device, 0, Scalars::Shared(&shared))
+            let unmasked = msm::<G1>(&device, 0, Scalars::Shared(&shared), None)
                 .unwrap()
                 .to_affine();
             assert_eq!(
@@ -934,11 +954,11 @@ mod msm {
         let s = scalars(1000, 0, 0, 900);
         let all = vec![!0u64; 16];
         assert!(
-            msm_g1_masked(&device, points.len() - 999, Scalars::Host(&s), &all).is_err(),
+            msm::<G1>(&device, points.len() - 999, Scalars::Host(&s), Some(&all)).is_err(),
             "selected past the points"
         );
         assert!(
-            msm_g1_masked(&device, 0, Scalars::Host(&s), &all[..10]).is_err(),
+            msm::<G1>(&device, 0, Scalars::Host(&s), Some(&all[..10])).is_err(),
             "bitmap too short"
         );
     }
@@ -948,7 +968,7 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn circuits_spread_over_gpus_give_the_same_proofs() {
-        use c2prover::gpu::DeviceMask;
+        use c2prover::engine::DeviceMask;
         use c2prover::testkit::synthetic::Circuit;
         use std::sync::atomic::AtomicBool;
         let _gpu = gpu("circuits_spread_over_gpus_give_the_same_proofs");
@@ -960,14 +980,14 @@ mod msm {
         let assignments: Vec<_> = witnesses.iter().map(|w| w.as_assignment()).collect();
         let (r, s) = c2prover::random_r_s(4);
         let never = AtomicBool::new(false);
-        let prove = |mask| c2prover::prover::prove_cancellable(&params, &assignments, &r, &s, &never, mask);
+        let prove = |mask| c2prover::engine::prove_cancellable(&params, &assignments, &r, &s, &never, mask);
         let one = prove(DeviceMask(1)).unwrap();
         let all = prove(DeviceMask::ALL).unwrap();
         assert_eq!(one, all, "GPU 0 alone = all GPUs");
-        let gpus = c2prover::gpu::device_count();
-        let per_copy = c2prover::gpu::DeviceParams::bytes_for(&params);
+        let gpus = c2prover::backend::gpu::device_count();
+        let per_copy = c2prover::backend::gpu::DeviceParams::bytes_for(&params);
         assert_eq!(
-            params.device.bytes(),
+            c2prover::backend::resident_bytes(&params),
             per_copy * gpus.min(4),
             "one copy per GPU used"
         );
@@ -985,8 +1005,8 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn inputs_uploaded_ahead_give_the_cpu_proofs() {
-        use c2prover::gpu::DeviceMask;
-        use c2prover::prover::engine::{Stage, STATS};
+        use c2prover::engine::DeviceMask;
+        use c2prover::stats::{Stage, STATS};
         use c2prover::testkit::synthetic::Circuit;
         use std::sync::atomic::AtomicBool;
         let _gpu = gpu("inputs_uploaded_ahead_give_the_cpu_proofs");
@@ -1008,7 +1028,7 @@ mod msm {
                 .map_or(0.0, |(_, t)| *t)
         };
         let before = ahead_seconds();
-        let gpu = c2prover::prover::prove_cancellable(&params, &assignments, &r, &s, &never, DeviceMask(1))
+        let gpu = c2prover::engine::prove_cancellable(&params, &assignments, &r, &s, &never, DeviceMask(1))
             .unwrap();
         assert!(
             ahead_seconds() > before,
@@ -1021,16 +1041,16 @@ mod msm {
     /// The re-runs after running out of memory beside each other: the H
     /// side again from the host's a, b, c (those uploaded ahead consumed by
     /// the failed attempt), the witness MSMs again after it from the host's
-    /// aux values. Out-of-memory errors are injected (`engine::inject`); a
+    /// aux values. Out-of-memory errors are injected (`testkit::faults`); a
     /// healthy GPU never takes these paths. The proofs are the CPU
     /// backend's either way.
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn reruns_after_out_of_memory_beside_h_give_the_cpu_proofs() {
-        use c2prover::gpu::DeviceMask;
-        use c2prover::prover::engine::inject;
+        use c2prover::engine::DeviceMask;
+        use c2prover::testkit::faults;
         use c2prover::testkit::synthetic::Circuit;
-        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::atomic::AtomicBool;
         let _gpu = gpu("reruns_after_out_of_memory_beside_h_give_the_cpu_proofs");
         let circuits: Vec<Circuit> = (0..3)
             .map(|i| Circuit::porep_like(16, 3, 70 + i).unwrap())
@@ -1042,16 +1062,12 @@ mod msm {
         let cpu = c2prover::prove_on_cpu(&params, &assignments, &r, &s).unwrap();
         let never = AtomicBool::new(false);
         for (h_fails, witness_fails) in [(1, 0), (0, 1), (1, 1), (2, 3)] {
-            inject::H_BESIDE_OUT_OF_MEMORY.store(h_fails, Ordering::SeqCst);
-            inject::WITNESS_BESIDE_OUT_OF_MEMORY.store(witness_fails, Ordering::SeqCst);
-            let before = inject::BESIDE_RERUNS.load(Ordering::SeqCst);
+            faults::fail_beside(h_fails, witness_fails);
+            let before = faults::beside_reruns();
             let gpu =
-                c2prover::prover::prove_cancellable(&params, &assignments, &r, &s, &never, DeviceMask(1));
-            let left = (
-                inject::H_BESIDE_OUT_OF_MEMORY.swap(0, Ordering::SeqCst),
-                inject::WITNESS_BESIDE_OUT_OF_MEMORY.swap(0, Ordering::SeqCst),
-            );
-            let reruns = inject::BESIDE_RERUNS.load(Ordering::SeqCst) - before;
+                c2prover::engine::prove_cancellable(&params, &assignments, &r, &s, &never, DeviceMask(1));
+            let left = faults::fail_beside(0, 0);
+            let reruns = faults::beside_reruns() - before;
             let gpu = gpu.unwrap();
             assert_eq!(
                 left,
@@ -1103,22 +1119,62 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn streamed_and_resident_proofs_are_identical() {
-        use c2prover::gpu::{DeviceCache, Residency};
         use c2prover::testkit::synthetic::Circuit;
+        use c2prover::Residency;
         let _gpu = gpu("streamed_and_resident_proofs_are_identical");
         let circuit = Circuit::porep_like(16, 7, 8).unwrap();
-        let mut params = circuit.setup(9);
+        let setup = circuit.setup(9);
         let witness = circuit.witness();
         let (r, s) = c2prover::random_r_s(1);
         let mut proofs = Vec::new();
         for residency in [Residency::Never, Residency::Always] {
-            params.device = DeviceCache::new(residency);
+            // A copy is a parameter set of its own, with its own residency.
+            let mut params = setup.clone();
+            params.residency = residency;
             let proof = c2prover::prove(&params, &[witness.as_assignment()], &r, &s).unwrap();
-            assert_eq!(params.device.bytes() > 0, residency == Residency::Always);
+            assert_eq!(
+                c2prover::backend::resident_bytes(&params) > 0,
+                residency == Residency::Always
+            );
             assert!(c2prover::verify(&params.vk, &witness.inputs[1..], &proof[0]).unwrap());
             proofs.push(proof[0].to_compressed());
         }
         assert_eq!(proofs[0], proofs[1], "streamed = resident");
+    }
+
+    /// The parameters' GPU copy is freed when the parameters are dropped:
+    /// the library's device memory in use goes back to what it was.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn dropping_the_parameters_frees_their_gpu_copy() {
+        use c2prover::testkit::synthetic::Circuit;
+        use c2prover::Residency;
+        let _gpu = gpu("dropping_the_parameters_frees_their_gpu_copy");
+        let circuit = Circuit::porep_like(16, 7, 18).unwrap();
+        let mut params = circuit.setup(19);
+        params.residency = Residency::Always;
+        let witness = circuit.witness();
+        let (r, s) = c2prover::random_r_s(1);
+        c2prover::backend::gpu::trim_memory_pool(0).unwrap();
+        let before = c2prover::backend::device_memory(0).unwrap().in_use;
+        c2prover::prove(&params, &[witness.as_assignment()], &r, &s).unwrap();
+        let copy = c2prover::backend::resident_bytes(&params);
+        assert!(copy > 0, "the points went to the GPU");
+        let held = c2prover::backend::device_memory(0).unwrap().in_use;
+        assert!(
+            held >= before + copy,
+            "the copy is charged while the parameters live"
+        );
+        drop(params);
+        c2prover::backend::gpu::trim_memory_pool(0).unwrap();
+        let after = c2prover::backend::device_memory(0).unwrap().in_use;
+        assert!(
+            after + copy <= held,
+            "dropped parameters free their copy: {} MiB in use before, {} MiB with the copy, {} MiB after",
+            before >> 20,
+            held >> 20,
+            after >> 20
+        );
     }
 
     /// At 2^26 and 2^27 a CPU MSM would take minutes: points (i + 1)·G and
@@ -1158,7 +1214,9 @@ mod msm {
                 .map(|(i, s)| Fr::from_u64(i as u64 + 1) * *s)
                 .reduce(|| Fr::ZERO, |a, b| a + b);
             let want = g.mul(&k).to_affine();
-            let got = msm_g1(&device, 0, &scalars[..m]).unwrap().to_affine();
+            let got = msm::<G1>(&device, 0, Scalars::Host(&scalars[..m]), None)
+                .unwrap()
+                .to_affine();
             assert_eq!(
                 got,
                 want,

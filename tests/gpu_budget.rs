@@ -2,10 +2,12 @@
 //! budget, its GPU stages on the GPU and the library's device memory within
 //! the budget; a budget no plan fits fails before any work, saying what it
 //! needs. GPU tests: ignored without a GPU (run them on the GPU machine with
-//! --include-ignored, one thread).
+//! --include-ignored, one thread). Built with the `cuda` feature only.
+#![cfg(feature = "cuda")]
 
-use c2prover::gpu::{self, memory, DeviceMask};
-use c2prover::prover::engine::{Stage, STATS};
+use c2prover::backend::gpu::{self, memory};
+use c2prover::engine::DeviceMask;
+use c2prover::stats::{Stage, STATS};
 use c2prover::testkit::shaped::{PorepShape, ValueMix};
 use c2prover::ErrorKind;
 use std::sync::atomic::AtomicBool;
@@ -46,12 +48,12 @@ fn a_2_24_porep_call_proves_within_a_4_gib_budget() {
     let before = gpu_stage_seconds();
     let never = AtomicBool::new(false);
     let proofs =
-        c2prover::prover::prove_cancellable(&params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap();
+        c2prover::engine::prove_cancellable(&params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap();
     let used = memory::of(0).unwrap();
     assert_eq!(proofs, cpu, "the proof under a 4 GiB budget = the CPU backend's");
     assert!(gpu_stage_seconds() > before, "the GPU stages ran on the GPU");
     assert_eq!(
-        params.device.bytes(),
+        c2prover::backend::resident_bytes(&params),
         0,
         "the points (~6 GiB) do not fit the budget: streamed"
     );
@@ -81,7 +83,7 @@ fn a_budget_no_plan_fits_fails_at_once_with_the_size_it_needs() {
     memory::set_budget(&[0], 64 << 20).unwrap();
     let never = AtomicBool::new(false);
     let err =
-        c2prover::prover::prove_cancellable(&params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap_err();
+        c2prover::engine::prove_cancellable(&params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err}");
     let need = memory::smallest_plan(0, 20).unwrap();
     assert!(
@@ -94,7 +96,7 @@ fn a_budget_no_plan_fits_fails_at_once_with_the_size_it_needs() {
     // twiddle tables other tests left), the same call proves.
     memory::set_budget(&[0], need + memory::of(0).unwrap().in_use).unwrap();
     let proofs =
-        c2prover::prover::prove_cancellable(&params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap();
+        c2prover::engine::prove_cancellable(&params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap();
     let cpu = c2prover::prove_on_cpu(&params, &circuits, &r, &s).unwrap();
     assert_eq!(
         proofs, cpu,

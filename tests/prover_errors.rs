@@ -212,7 +212,7 @@ fn witness_values_not_below_the_modulus_are_refused() {
         let circuits = [w.as_assignment(), bad.as_assignment()];
         let says = format!("circuits[1].{vector}[{at}] is not below the field modulus");
         refuse(&params, &circuits, &r, &s, ErrorKind::InvalidArgument, &says);
-        let e = c2prover::prover::prove_on_cpu(&params, &circuits, &r, &s).unwrap_err();
+        let e = c2prover::prove_on_cpu(&params, &circuits, &r, &s).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
         assert!(e.message.contains(&says), "{}", e.message);
     }

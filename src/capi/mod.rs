@@ -19,8 +19,8 @@ pub mod native;
 pub mod supraseal;
 mod witness;
 
+use crate::error::panic_message;
 use crate::error::{Error, ErrorKind};
-use crate::prover::job::panic_message;
 use std::cell::RefCell;
 use std::ffi::CString;
 

@@ -13,13 +13,12 @@ use super::handles::Registry;
 use super::witness::{borrow_assignments, own, r_and_s, read_scalars};
 use super::{catch, copy_last_error, guard, non_null, slice, write_out};
 use super::{C2P_PARAMS_ON_GPU_ALWAYS, C2P_PARAMS_ON_GPU_AUTO, C2P_PARAMS_ON_GPU_NEVER};
+use crate::backend;
+use crate::config::Residency;
+use crate::engine::{admit, default_host_budget, host_budget, Admission, DeviceMask, Job};
 use crate::error::Error;
-use crate::gpu::{DeviceMask, Residency};
 use crate::params::{load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
-use crate::prover::engine::{default_host_budget, host_budget};
-use crate::prover::job::job_bytes;
-use crate::prover::{check_call, Job};
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -225,8 +224,11 @@ pub extern "C" fn c2p_params_load(
         let options = LoadOptions {
             check_subgroup: opts.check_subgroup,
             residency,
-            device_budget: (opts.device_budget != 0).then_some(opts.device_budget as usize),
         };
+        crate::config::get()?;
+        if opts.device_budget != 0 {
+            backend::set_device_budget(&DeviceMask::ALL.devices()?, opts.device_budget as usize)?;
+        }
         let params = if opts.use_cache {
             load_cached(&path, &options)?
         } else {
@@ -289,7 +291,7 @@ pub extern "C" fn c2p_params_info(params: *const c2p_params, out: *mut c2p_param
                 b_g1_len: p.b_g1.len(),
                 b_g2_len: p.b_g2.len(),
                 host_bytes: p.host_bytes() as u64,
-                device_bytes: p.device.bytes() as u64,
+                device_bytes: backend::resident_bytes(&p) as u64,
             },
         );
         Ok(())
@@ -308,19 +310,16 @@ fn start(
     let opts = options_or_default(opts);
     let assignments = borrow_assignments(circuits, n_circuits)?;
     let (r, s) = r_and_s(r, s, n_circuits, opts.canonical_scalars)?;
-    // Everything is checked before anything is copied or started (the
-    // values in parallel: 16 GiB per 2^27 partition), and the budget admits
-    // the job before its copies are made.
-    check_call(&params, &assignments, &r, &s)?;
-    for (i, a) in assignments.iter().enumerate() {
-        a.check_reduced(i)?;
-    }
+    // Everything is checked before anything is copied or started, and the
+    // budget admits the job before its copies are made.
     let devices = DeviceMask(opts.device_mask);
-    if opts.device_budget != 0 {
-        crate::gpu::memory::set_budget(&devices.devices()?, opts.device_budget as usize)?;
-    }
-    let parallel = devices.devices()?.len();
-    let permit = host_budget().acquire(job_bytes(&params, &assignments, parallel), !opts.no_wait)?;
+    let how = Admission {
+        devices,
+        device_budget: (opts.device_budget != 0).then_some(opts.device_budget as usize),
+        wait: !opts.no_wait,
+        copied: true,
+    };
+    let permit = admit(&params, &assignments, &r, &s, &how)?;
     let witnesses = assignments
         .iter()
         .map(|a| own(a, opts.canonical_scalars))

@@ -21,14 +21,12 @@ use super::handles::Registry;
 use super::native::{c2p_assignment, c2p_fr, handle, path_from_c, token};
 use super::witness::{borrow_assignments, own};
 use super::{catch, non_null, slice, write_out};
+use crate::engine::{admit, prove_cancellable, Admission, DeviceMask, Job, Permit};
 use crate::error::{Error, ErrorKind};
-use crate::gpu::DeviceMask;
+use crate::groth16::Assignment;
 use crate::math::Fr;
 use crate::params::{evict_cached, load_cached, LoadOptions, Parameters};
 use crate::proof::Proof;
-use crate::prover::engine::host_budget;
-use crate::prover::job::{job_bytes, working_bytes};
-use crate::prover::{check_call, prove_cancellable, Assignment, Job};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -210,8 +208,20 @@ struct Call<'a> {
     r: Vec<Fr>,
     s: Vec<Fr>,
     devices: DeviceMask,
-    /// The GPUs the call may use at once (for its share of the budget).
-    parallel: usize,
+}
+
+impl Call<'_> {
+    /// The call through the engine's one admission path: supraseal's calls
+    /// block while the host budget is full.
+    fn admit(&self, copied: bool) -> Result<Permit, Error> {
+        let how = Admission {
+            devices: self.devices,
+            device_budget: None,
+            wait: true,
+            copied,
+        };
+        admit(&self.params, &self.assignments, &self.r, &self.s, &how)
+    }
 }
 
 /// Reads a supraseal call's arguments (the caller's buffers are borrowed).
@@ -228,15 +238,12 @@ fn read_call<'a>(
     let assignments: Vec<Assignment> = borrow_assignments(provers, n)?;
     let r = montgomery(r_s, n, "r_s")?;
     let s = montgomery(s_s, n, "s_s")?;
-    check_call(&params, &assignments, &r, &s)?;
-    let parallel = devices.devices()?.len();
     Ok(Call {
         params,
         assignments,
         r,
         s,
         devices,
-        parallel,
     })
 }
 
@@ -244,11 +251,7 @@ fn read_call<'a>(
 /// (the caller may free them when this returns) and starts the job.
 /// supraseal's calls block; so does this one while the budget is full.
 fn start(call: Call) -> Result<Job, Error> {
-    for (i, a) in call.assignments.iter().enumerate() {
-        a.check_reduced(i)?;
-    }
-    let bytes = job_bytes(&call.params, &call.assignments, call.parallel);
-    let permit = host_budget().acquire(bytes, true)?;
+    let permit = call.admit(true)?;
     let witnesses = call
         .assignments
         .iter()
@@ -262,8 +265,7 @@ fn start(call: Call) -> Result<Job, Error> {
 /// budget holds only the working set; each circuit's values are checked
 /// when its turn comes.
 fn prove_now(call: Call) -> Result<Vec<Proof>, Error> {
-    let bytes = working_bytes(&call.params, &call.assignments, call.parallel);
-    let _permit = host_budget().acquire(bytes, true)?;
+    let _permit = call.admit(false)?;
     prove_cancellable(
         &call.params,
         &call.assignments,

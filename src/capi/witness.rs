@@ -5,8 +5,8 @@
 use super::native::{c2p_assignment, c2p_fr};
 use super::slice;
 use crate::error::Error;
+use crate::groth16::{random_r_s, Assignment, Density, Witness};
 use crate::math::Fr;
-use crate::prover::{random_r_s, Assignment, Density, Witness};
 use rayon::prelude::*;
 
 pub(crate) fn scalars<'a>(ptr: *const c2p_fr, len: usize, name: &str) -> Result<&'a [Fr], Error> {

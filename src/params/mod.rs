@@ -17,10 +17,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::math::{G1Affine, G2Affine, PointError};
 use crate::params::mmap::MappedFile;
 use format::{Group, Layout, Section, VK_POINTS};
+use once_cell::sync::OnceCell;
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// How much checking a load does.
@@ -31,10 +32,7 @@ pub struct LoadOptions {
     /// curve equation are always checked.
     pub check_subgroup: bool,
     /// Whether the points live on the GPU (see `Residency`).
-    pub residency: crate::gpu::Residency,
-    /// Sets every GPU's device budget first (see `gpu::memory`); `None`
-    /// leaves it as it is.
-    pub device_budget: Option<usize>,
+    pub residency: crate::config::Residency,
 }
 
 /// The verifying key: what `verify` needs.
@@ -50,8 +48,9 @@ pub struct VerifyingKey {
     pub ic: Vec<G1Affine>,
 }
 
-/// Proving parameters, exactly the vectors of bellperson's `Parameters`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Proving parameters, exactly the vectors of bellperson's `Parameters`,
+/// and how they are to be used.
+#[derive(Clone, Debug)]
 pub struct Parameters {
     pub vk: VerifyingKey,
     /// τ^i·Z(τ)/δ for i < domain − 1.
@@ -63,17 +62,79 @@ pub struct Parameters {
     /// Inputs with B-density, then aux with B-density.
     pub b_g1: Vec<G1Affine>,
     pub b_g2: Vec<G2Affine>,
-    /// The points' copy in GPU memory, made by the first GPU proof.
-    pub device: crate::gpu::DeviceCache,
+    /// Whether the points live on the GPU (see `Residency`).
+    pub residency: crate::config::Residency,
+    /// This parameter set's identity, for what layers above keep beside it
+    /// (the GPU copies of its points).
+    pub id: ParamsId,
+}
+
+impl PartialEq for Parameters {
+    /// Parameters are equal when their points are.
+    fn eq(&self, other: &Self) -> bool {
+        self.vk == other.vk
+            && self.h == other.h
+            && self.l == other.l
+            && self.a == other.a
+            && self.b_g1 == other.b_g1
+            && self.b_g2 == other.b_g2
+    }
+}
+
+impl Eq for Parameters {}
+
+/// The identity of one parameter set in this process: a new one per load,
+/// decode or clone. When it is dropped (with its parameters), the hook
+/// registered with `on_release` hears of it, so a layer above can free
+/// what it keeps for those parameters (their GPU copies) without the
+/// parameters holding it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ParamsId(u64);
+
+static RELEASE_HOOK: OnceCell<fn(u64)> = OnceCell::new();
+
+/// Registers the one hook told of every parameter set dropped from now on.
+pub fn on_release(hook: fn(u64)) {
+    let _ = RELEASE_HOOK.set(hook);
+}
+
+impl ParamsId {
+    fn new() -> ParamsId {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ParamsId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for ParamsId {
+    /// A new identity.
+    fn default() -> Self {
+        ParamsId::new()
+    }
+}
+
+impl Clone for ParamsId {
+    /// A copy of the parameters is a parameter set of its own.
+    fn clone(&self) -> Self {
+        ParamsId::new()
+    }
+}
+
+impl Drop for ParamsId {
+    fn drop(&mut self) {
+        if let Some(hook) = RELEASE_HOOK.get() {
+            hook(self.0);
+        }
+    }
 }
 
 impl Parameters {
     /// Loads and checks a parameters file (see `LoadOptions`).
     pub fn load(path: &Path, options: &LoadOptions) -> Result<Parameters> {
         crate::config::get()?;
-        if let Some(bytes) = options.device_budget {
-            crate::gpu::memory::set_budget(&crate::gpu::DeviceMask::ALL.devices()?, bytes)?;
-        }
         let started = Instant::now();
         let file = std::fs::File::open(path)
             .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;
@@ -130,7 +191,8 @@ impl Parameters {
             a,
             b_g1,
             b_g2,
-            device: crate::gpu::DeviceCache::new(options.residency),
+            residency: options.residency,
+            id: ParamsId::new(),
         })
     }
 

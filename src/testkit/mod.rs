@@ -4,6 +4,7 @@
 //! (`witness_file`). Behind the default feature `testkit`; a build with
 //! `default-features = false` (the supraseal-c2 drop-in) leaves it out.
 
+pub mod faults;
 pub mod shaped;
 pub mod synthetic;
 pub mod witness_file;

@@ -10,9 +10,9 @@
 //! repeats (made in seconds where a setup of 2^27 would take hours).
 //! Proofs from them have the real cost and do not verify.
 
+use crate::groth16::Witness;
 use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 use crate::params::{Parameters, VerifyingKey};
-use crate::prover::Witness;
 use crate::testkit::synthetic::{FixedBase, FixedBaseGroup};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -164,7 +164,8 @@ impl PorepShape {
             a: g1(self.inputs + a_aux, 3),
             b_g1: g1(self.inputs + b_aux, 4),
             b_g2: g2(self.inputs + b_aux, 5),
-            device: Default::default(),
+            residency: Default::default(),
+            id: Default::default(),
         }
     }
 

@@ -8,10 +8,10 @@
 //! benchmarks only, never for production parameters.
 
 use crate::error::{Error, Result};
+use crate::groth16::Witness;
 use crate::math::domain::Domain;
 use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 use crate::params::{Parameters, VerifyingKey};
-use crate::prover::Witness;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
@@ -302,7 +302,8 @@ impl Circuit {
             a: g1.mul_many(&a),
             b_g1: g1.mul_many(&b),
             b_g2: g2.mul_many(&b),
-            device: Default::default(),
+            residency: Default::default(),
+            id: Default::default(),
         }
     }
 }
@@ -471,7 +472,7 @@ mod tests {
         let cs = Circuit::porep_like(9, 2, 2).unwrap();
         let params = cs.setup(3);
         let w = cs.witness();
-        let (r, s) = crate::prover::random_r_s(1);
+        let (r, s) = crate::groth16::random_r_s(1);
         let proof = crate::prove(&params, &[w.as_assignment()], &r, &s).unwrap()[0];
         let public = &w.inputs[1..];
         assert!(crate::verify(&params.vk, public, &proof).unwrap());

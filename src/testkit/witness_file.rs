@@ -20,8 +20,8 @@
 //! (blst's `blst_fr`, blstrs' `Scalar` in memory).
 
 use crate::error::{Error, Result};
+use crate::groth16::Witness;
 use crate::math::Fr;
-use crate::prover::Witness;
 use std::io::{Read, Write};
 
 pub const MAGIC: &[u8; 8] = b"C2PWIT01";

@@ -56,7 +56,7 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub(crate) fn require_gpu() -> Result<(), Error> {
-    if c2prover::gpu::available() {
+    if c2prover::backend::device_count() > 0 {
         Ok(())
     } else {
         Err(Error::new(
@@ -73,7 +73,7 @@ pub(crate) fn bench_ntt(args: BenchSizes) -> Result<(), Error> {
         let domain =
             c2prover::math::domain::Domain::new(log2).ok_or_else(|| Error::invalid("domain too large"))?;
         let mut values = random_evals(domain.m, 0, log2 as u64);
-        let (_, ms) = c2prover::gpu::ntt_round_trip(&domain, &mut values, args.runs.max(1))?;
+        let (_, ms) = c2prover::backend::gpu::ntt_round_trip(&domain, &mut values, args.runs.max(1))?;
         println!(
             "ntt 2^{log2}: median {ms:.2} ms over {} runs ({:.1} M elements/s)",
             args.runs.max(1),
@@ -100,9 +100,9 @@ pub(crate) fn bench_h(args: BenchSizes) -> Result<(), Error> {
         // are the prover's mode (upload and compute together).
         let (mut compute, mut up, mut down, mut total, mut wall) = (vec![], vec![], vec![], vec![], vec![]);
         for run in 0..=args.runs {
-            let (_, t) = c2prover::gpu::quotient(0, &domain, &a, &b, &c, false)?;
+            let (_, t) = c2prover::backend::gpu::quotient(0, &domain, &a, &b, &c, false)?;
             let started = Instant::now();
-            let (_, o) = c2prover::gpu::quotient(0, &domain, &a, &b, &c, true)?;
+            let (_, o) = c2prover::backend::gpu::quotient(0, &domain, &a, &b, &c, true)?;
             let elapsed = started.elapsed().as_secs_f64() * 1e3;
             if run > 0 {
                 compute.push(t.compute_ms as f64);
@@ -130,11 +130,11 @@ pub(crate) fn bench_h(args: BenchSizes) -> Result<(), Error> {
 #[cfg(feature = "cuda")]
 pub(crate) fn bench_kernels() -> Result<(), Error> {
     require_gpu()?;
-    let (muls, copy) = c2prover::gpu::microbench(27)?;
+    let (muls, copy) = c2prover::backend::gpu::microbench(27)?;
     println!(
         "kernels: {muls:.1} G Fr multiplications/s, device copy {copy:.0} GB/s (read + write, 2^27 x 32 B)"
     );
-    for (probe, rate) in c2prover::gpu::instruction_rates()? {
+    for (probe, rate) in c2prover::backend::gpu::instruction_rates()? {
         println!("kernels: {probe}: {rate:.1} instructions per clock per SM");
     }
     Ok(())
@@ -168,15 +168,20 @@ pub(crate) fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         let base = G1::batch_to_affine(&base);
         (0..1usize << max).map(|i| base[i % distinct]).collect::<Vec<_>>()
     });
-    let device_g1 = c2prover::gpu::upload_g1(0, &g1)?;
+    let device_g1 = c2prover::backend::gpu::upload_g1(0, &g1)?;
     drop(g1);
     for &log2 in &args.log2 {
         let n = 1usize << log2;
         let dense = random_evals(n, 0, 11);
         let mut phases = None;
         let ms = time_runs(args.runs, || {
-            c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Host(&dense))
-                .map(|(_, t)| phases = Some(t))
+            c2prover::backend::gpu::msm_timed::<G1>(
+                &device_g1,
+                0,
+                c2prover::backend::gpu::Scalars::Host(&dense),
+                None,
+            )
+            .map(|(_, t)| phases = Some(t))
         })?;
         println!(
             "msm g1 2^{log2} dense: median {ms:.1} ms ({:.1} M points/s, scalars uploaded from the host); last run: {:?}",
@@ -187,11 +192,16 @@ pub(crate) fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         // h finds h there): no upload from the host. Shared scalars are
         // converted into a copy of the MSM's own (the prover's MSM over h
         // converts h in place): the same traffic.
-        let resident = c2prover::gpu::upload_scalars(0, &dense, None)?;
+        let resident = c2prover::backend::gpu::upload_scalars(0, &dense, None)?;
         let mut phases = None;
         let ms = time_runs(args.runs, || {
-            c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Shared(&resident))
-                .map(|(_, t)| phases = Some(t))
+            c2prover::backend::gpu::msm_timed::<G1>(
+                &device_g1,
+                0,
+                c2prover::backend::gpu::Scalars::Shared(&resident),
+                None,
+            )
+            .map(|(_, t)| phases = Some(t))
         })?;
         drop(resident);
         println!(
@@ -207,8 +217,13 @@ pub(crate) fn bench_msm(args: BenchSizes) -> Result<(), Error> {
             .collect();
         let mut phases = None;
         let ms = time_runs(args.runs, || {
-            c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Host(&witness))
-                .map(|(_, t)| phases = Some(t))
+            c2prover::backend::gpu::msm_timed::<G1>(
+                &device_g1,
+                0,
+                c2prover::backend::gpu::Scalars::Host(&witness),
+                None,
+            )
+            .map(|(_, t)| phases = Some(t))
         })?;
         // split_ms covers the zero/one/other split and the sum of the ones.
         println!(
@@ -222,8 +237,13 @@ pub(crate) fn bench_msm(args: BenchSizes) -> Result<(), Error> {
         let aux = porep_aux(n, mix.aux_zeros, mix.aux_ones, 14);
         let mut phases = None;
         let ms = time_runs(args.runs, || {
-            c2prover::gpu::msm_g1_timed(&device_g1, 0, c2prover::gpu::Scalars::Host(&aux))
-                .map(|(_, t)| phases = Some(t))
+            c2prover::backend::gpu::msm_timed::<G1>(
+                &device_g1,
+                0,
+                c2prover::backend::gpu::Scalars::Host(&aux),
+                None,
+            )
+            .map(|(_, t)| phases = Some(t))
         })?;
         println!(
             "msm g1 2^{log2} PoRep aux ({} % zeros, {} % ones): median {ms:.1} ms; last run: {:?}",
@@ -240,10 +260,17 @@ pub(crate) fn bench_msm(args: BenchSizes) -> Result<(), Error> {
             let base = G2::batch_to_affine(&base);
             (0..1usize << g2_max).map(|i| base[i % 4096]).collect::<Vec<_>>()
         });
-        let device_g2 = c2prover::gpu::upload_g2(0, &g2)?;
+        let device_g2 = c2prover::backend::gpu::upload_g2(0, &g2)?;
         for log2 in g2_log2 {
             let dense = random_evals(1 << log2, 0, 13);
-            let ms = time_runs(args.runs, || c2prover::gpu::msm_g2(&device_g2, 0, &dense))?;
+            let ms = time_runs(args.runs, || {
+                c2prover::backend::gpu::msm::<G2>(
+                    &device_g2,
+                    0,
+                    c2prover::backend::gpu::Scalars::Host(&dense),
+                    None,
+                )
+            })?;
             println!("msm g2 2^{log2} dense: median {ms:.1} ms");
         }
     }

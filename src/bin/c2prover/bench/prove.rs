@@ -31,8 +31,8 @@ pub(crate) fn bench(args: BenchArgs) -> Result<(), Error> {
     // can be compared with another prover's.
     let (r, s) = c2prover::random_r_s(most);
     let peak_device = DevicePeak::start(device_free_at_start);
-    if c2prover::gpu::available() {
-        c2prover::gpu::reset_device_peak(0)?;
+    if c2prover::backend::device_count() > 0 {
+        c2prover::backend::reset_device_peak(0)?;
     }
     let mut rounds = Vec::new();
     for &n in args.circuits.iter().filter(|_| !supraseal_alone(&args)) {
@@ -51,10 +51,10 @@ pub(crate) fn bench(args: BenchArgs) -> Result<(), Error> {
         "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {} (driver)",
         human(peak_rss()),
         human(params.host_bytes() as u64),
-        human(params.device.bytes() as u64),
+        human(c2prover::backend::resident_bytes(&params) as u64),
         peak_device.finish().map_or("n/a (no GPU)".into(), human),
     );
-    if let Ok(m) = c2prover::gpu::memory::of(0) {
+    if let Ok(m) = c2prover::backend::device_memory(0) {
         println!(
             "device budget of GPU 0: peak {} of the library's allocations against a budget of {} ({:.1} %)",
             human(m.peak as u64),
@@ -161,7 +161,7 @@ pub(crate) fn bench_round(
     n: usize,
     jobs: usize,
 ) -> Result<Round, Error> {
-    use c2prover::prover::engine::STATS;
+    use c2prover::stats::STATS;
     // Every call proves n circuits; PoRep-shaped calls repeat one witness.
     let assignments: Vec<_> = (0..n)
         .map(|i| witnesses[i % witnesses.len()].as_assignment())
@@ -205,7 +205,10 @@ pub(crate) fn bench_round(
     let per_circuit = median / (n * jobs) as f64;
     // What ran: the GPU takes H and the MSMs when present, over resident
     // points when the parameters went to its memory, streamed otherwise.
-    let backend = match (c2prover::gpu::available(), params.device.bytes() > 0) {
+    let backend = match (
+        c2prover::backend::device_count() > 0,
+        c2prover::backend::resident_bytes(params) > 0,
+    ) {
         (true, true) => "GPU (H and MSMs, points resident)",
         (true, false) => "GPU (H and MSMs, points streamed)",
         _ => "CPU",
@@ -253,13 +256,7 @@ pub(crate) fn peak_rss() -> u64 {
 /// GPU 0's free memory as the driver counts it: the memory pool's idle
 /// bytes are held by the process, so the peak below includes them.
 pub(crate) fn gpu_free() -> Option<usize> {
-    if c2prover::gpu::available() {
-        let free = c2prover::gpu::driver_free_memory(0).ok()?;
-        let idle = c2prover::gpu::pool_idle_memory(0).unwrap_or(0);
-        Some(free.saturating_sub(idle))
-    } else {
-        None
-    }
+    c2prover::backend::device_free(0)
 }
 
 /// Samples the GPU's free memory every 5 ms; the peak in use is the

@@ -3,8 +3,8 @@
 //! names), and `check` turns a returned CUDA status into an `Error`.
 use super::buffers::MsmTiming;
 use super::ops::{CurveOp, Field, FieldOp};
+use crate::backend::gpu::{Curve, HConstants, HTiming, ScalarsAt};
 use crate::error::{Error, ErrorKind, Result};
-use crate::gpu::{Curve, HConstants, HTiming, ScalarsAt};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {

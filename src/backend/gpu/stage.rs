@@ -2,30 +2,54 @@
 //! the lane, the H step and the five MSMs over resident or streamed points,
 //! with the witness MSMs beside H's when the device budget holds both.
 
-use super::{check_cancelled, engine, job, select, timed, Assignment, Call, Circuit, QuerySums};
+use super::{lanes, resident};
+use crate::backend::gpu;
+use crate::backend::{check_cancelled, cpu, Call};
 use crate::error::{Error, ErrorKind, Result};
-use crate::gpu;
+use crate::faults;
+use crate::groth16::{select, Assignment, Mask, Queries, Query, QuerySums, Term, Vector, WitnessSums};
 use crate::math::domain::Domain;
 use crate::math::{Fr, G1, G2};
-use crate::params::Parameters;
+use crate::stats::{timed, Stage, STATS};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::Instant;
 
-/// The witness scalars that meet points through the density bitmaps (the
-/// rest of the MSMs take whole vectors).
+/// One circuit of a call on its way through the GPU stage.
+#[derive(Clone, Copy)]
+struct Circuit<'a> {
+    index: usize,
+    w: &'a Assignment<'a>,
+    /// `Some(index)`: its values are still to be checked below the modulus,
+    /// as they go up to the GPU (see `gpu::Checked`).
+    check: Option<usize>,
+}
+
+/// The witness scalars that meet points through each density bitmap,
+/// selected on the CPU for MSMs over streamed points (resident points take
+/// the bitmaps on the GPU).
 struct DensitySelected {
     a_aux: Vec<Fr>,
-    b_inp: Vec<Fr>,
+    b_inputs: Vec<Fr>,
     b_aux: Vec<Fr>,
 }
 
 impl DensitySelected {
     fn of(w: &Assignment) -> DensitySelected {
         DensitySelected {
-            a_aux: select(w.aux, w.a_aux_density.words),
-            b_inp: select(w.inputs, w.b_inp_density.words),
-            b_aux: select(w.aux, w.b_aux_density.words),
+            a_aux: select(w.aux, w.mask(Mask::AAux)),
+            b_inputs: select(w.inputs, w.mask(Mask::BInputs)),
+            b_aux: select(w.aux, w.mask(Mask::BAux)),
+        }
+    }
+
+    /// A term's scalars: `vector`'s values, selected by its mask.
+    fn scalars<'a>(&'a self, w: &'a Assignment, h: &'a [Fr], term: &Term) -> &'a [Fr] {
+        match term.mask {
+            None => w.vector(term.vector, h),
+            Some(Mask::AAux) => &self.a_aux,
+            Some(Mask::BInputs) => &self.b_inputs,
+            Some(Mask::BAux) => &self.b_aux,
         }
     }
 }
@@ -42,7 +66,6 @@ fn witness_sums(
     cancelled: &AtomicBool,
     check: Option<usize>,
 ) -> Result<WitnessSums> {
-    use engine::Stage;
     // The aux values go up once for the four MSMs that read them (L, A,
     // B_G1, B_G2), here (counted with L) unless they went up ahead; without
     // room for that copy, each MSM uploads them (checked here first when
@@ -51,41 +74,68 @@ fn witness_sums(
         Some(aux) => Some(aux),
         None => upload_aux(gpu, w, check)?,
     };
-    let aux = || match &aux_on_gpu {
-        Some(aux) => gpu::Scalars::Shared(aux),
-        None => gpu::Scalars::Host(w.aux),
-    };
-    let n_in = w.inputs.len();
-    let b_inp_points = w.b_inp_density.popcount;
-    let b_inp = select(w.inputs, w.b_inp_density.words);
-    let (a_aux, b_aux) = (w.a_aux_density.words, w.b_aux_density.words);
-    let l = timed(Stage::MsmL, || gpu::msm_g1_from(&device.l, 0, aux()))?;
-    check_cancelled(cancelled)?;
-    let a = timed(Stage::MsmA, || {
-        Ok(gpu::msm_g1(&device.a, 0, w.inputs)? + gpu::msm_g1_masked(&device.a, n_in, aux(), a_aux)?)
-    })?;
-    check_cancelled(cancelled)?;
-    let b_g1 = timed(Stage::MsmBG1, || {
-        Ok(gpu::msm_g1(&device.b_g1, 0, &b_inp)?
-            + gpu::msm_g1_masked(&device.b_g1, b_inp_points, aux(), b_aux)?)
-    })?;
-    check_cancelled(cancelled)?;
-    Ok(WitnessSums {
-        l,
-        a,
-        b_g1,
-        b_g2: timed(Stage::MsmBG2, || {
-            Ok(gpu::msm_g2(&device.b_g2, 0, &b_inp)?
-                + gpu::msm_g2_masked(&device.b_g2, b_inp_points, aux(), b_aux)?)
-        })?,
-    })
+    let aux = aux_on_gpu.as_ref();
+    Queries::of(w).witness_sums(
+        |t| {
+            check_cancelled(cancelled).and_then(|()| timed(stage_of(t.query), || term_msm(device, w, aux, t)))
+        },
+        |t| {
+            check_cancelled(cancelled).and_then(|()| timed(stage_of(t.query), || term_msm(device, w, aux, t)))
+        },
+    )
+}
+
+/// The device points of `query`.
+fn points_of(device: &gpu::DeviceParams, query: Query) -> &gpu::DevicePoints {
+    match query {
+        Query::H => &device.h,
+        Query::L => &device.l,
+        Query::A => &device.a,
+        Query::BG1 => &device.b_g1,
+        Query::BG2 => &device.b_g2,
+    }
+}
+
+/// The stage a query's MSMs are timed as.
+fn stage_of(query: Query) -> Stage {
+    match query {
+        Query::H => Stage::MsmH,
+        Query::L => Stage::MsmL,
+        Query::A => Stage::MsmA,
+        Query::BG1 => Stage::MsmBG1,
+        Query::BG2 => Stage::MsmBG2,
+    }
+}
+
+/// One witness term's MSM over resident points: the aux values (on the
+/// GPU as `aux`, or uploaded by the MSM) with their density applied on the
+/// device; the few inputs selected here.
+fn term_msm<P: gpu::DeviceGroup>(
+    device: &gpu::DeviceParams,
+    w: &Assignment,
+    aux: Option<&gpu::DeviceScalars>,
+    term: &Term,
+) -> Result<P> {
+    let points = points_of(device, term.query);
+    let density = term.mask.map(|mask| w.mask(mask));
+    match term.vector {
+        Vector::Aux => {
+            let scalars = aux.map_or(gpu::Scalars::Host(w.aux), gpu::Scalars::Shared);
+            gpu::msm(points, term.offset, scalars, density)
+        }
+        Vector::Inputs | Vector::H => {
+            let values = w.vector(term.vector, &[]);
+            let selected = density.map_or_else(|| values.to_vec(), |d| select(values, d));
+            gpu::msm(points, term.offset, gpu::Scalars::Host(&selected), None)
+        }
+    }
 }
 
 /// w's aux values on GPU `gpu` for the witness MSMs (counted with L), or
 /// `None` without room for them (each MSM then uploads them); checked below
 /// the modulus on the way with `check`, or on the CPU when they stay.
 fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option<gpu::DeviceScalars>> {
-    timed(engine::Stage::MsmL, || {
+    timed(Stage::MsmL, || {
         match gpu::upload_scalars(gpu, w.aux, gpu::Checked::of(check, "aux")) {
             Ok(aux) => Ok(Some(aux)),
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
@@ -100,60 +150,39 @@ fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option
     })
 }
 
-/// The MSMs over the witness: all of a circuit's but H's.
-struct WitnessSums {
-    l: G1,
-    a: G1,
-    b_g1: G1,
-    b_g2: G2,
-}
-
-impl WitnessSums {
-    fn with_h(self, h: G1) -> QuerySums {
-        let WitnessSums { l, a, b_g1, b_g2 } = self;
-        QuerySums { h, l, a, b_g1, b_g2 }
-    }
-}
-
 /// The five MSMs on the GPU with the points streamed from host memory (the
 /// parameters are not resident: too large for the GPU, or asked not to be).
 fn streamed_sums(
-    params: &Parameters,
+    call: &Call,
     device: usize,
     w: &Assignment,
     sel: &DensitySelected,
     h: &[Fr],
 ) -> Result<QuerySums> {
-    let g1 =
-        |points: &[crate::math::G1Affine], scalars: &[Fr]| gpu::streamed_msm::<G1>(device, points, scalars);
-    let g2 =
-        |points: &[crate::math::G2Affine], scalars: &[Fr]| gpu::streamed_msm::<G2>(device, points, scalars);
-    let n_in = w.inputs.len();
-    let b_inp_points = w.b_inp_density.popcount;
-    let (a_inp, a_aux) = params.a.split_at(n_in);
-    let (b1_inp, b1_aux) = params.b_g1.split_at(b_inp_points);
-    let (b2_inp, b2_aux) = params.b_g2.split_at(b_inp_points);
-    Ok(QuerySums {
-        h: g1(&params.h, &h[..h.len().min(params.h.len())])?,
-        l: g1(&params.l, w.aux)?,
-        a: g1(a_inp, w.inputs)? + g1(a_aux, &sel.a_aux)?,
-        b_g1: g1(b1_inp, &sel.b_inp)? + g1(b1_aux, &sel.b_aux)?,
-        b_g2: g2(b2_inp, &sel.b_inp)? + g2(b2_aux, &sel.b_aux)?,
-    })
+    let params = call.params;
+    // H has one point fewer than the domain: h's last value meets none.
+    let h = &h[..h.len().min(params.h.len())];
+    Queries::of(w).sums(
+        |t| {
+            let points = &t.query.g1_points(params)[t.offset..];
+            gpu::streamed_msm::<G1>(device, points, sel.scalars(w, h, t))
+        },
+        |t| gpu::streamed_msm::<G2>(device, &params.b_g2[t.offset..], sel.scalars(w, h, t)),
+    )
 }
 
 /// The GPU stage of one circuit, inside its GPU's lane: the H step, and
 /// the MSMs over resident points or, without them, streamed points (with
-/// the density selections `sel` made beforehand on the CPU). `Ok(Err(h))`
-/// hands the MSMs back to the CPU (streamed MSMs out of device memory).
+/// the density selections `sel` made beforehand on the CPU). Streamed MSMs
+/// out of device memory (other work holds it) run on the CPU.
 fn gpu_stage(
     call: &Call,
-    device: Option<&Arc<gpu::DeviceParams>>,
+    device: Option<&gpu::DeviceParams>,
     circuit: Circuit,
     sel: Option<&DensitySelected>,
     (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
     gpu: usize,
-) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+) -> Result<QuerySums> {
     let Circuit { index, w, check } = circuit;
     let Call {
         params,
@@ -162,9 +191,9 @@ fn gpu_stage(
         ..
     } = *call;
     let queued = Instant::now();
-    let _lane = lane.unwrap_or_else(|| engine::gpu_lane(gpu));
+    let _lane = lane.unwrap_or_else(|| lanes::gpu_lane(gpu));
     let waited = Instant::now();
-    engine::STATS.add(engine::Stage::LaneWait, waited - queued);
+    STATS.add(Stage::LaneWait, waited - queued);
     // In the lane, this circuit's a, b, c no longer wait: the next
     // circuit's may go up.
     let (abc, aux) = match ahead {
@@ -185,7 +214,7 @@ fn gpu_stage(
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
     let sel = match (device, sel) {
-        (Some(device), _) => return resident_stage(call, device, circuit, (abc, aux), gpu, waited).map(Ok),
+        (Some(device), _) => return resident_stage(call, device, circuit, (abc, aux), gpu, waited),
         (None, Some(sel)) => sel,
         (None, None) => {
             return Err(Error::new(
@@ -197,19 +226,22 @@ fn gpu_stage(
     let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
     log_h_step(index, &t);
     let h_done = Instant::now();
-    engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+    STATS.add(Stage::GpuH, h_done - waited);
     check_cancelled(cancelled)?;
-    let sums = match streamed_sums(params, gpu, w, sel, &h) {
+    let sums = match streamed_sums(call, gpu, w, sel, &h) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             // Other work holds the GPU's memory: this circuit's MSMs
             // are still owed, and the CPU can do them.
             log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
-            return Ok(Err(h));
+            let cpu = Instant::now();
+            let sums = cpu::msm_sums(params, w, &h)?;
+            STATS.add(Stage::CpuMsm, cpu.elapsed());
+            return Ok(sums);
         }
         other => other?,
     };
-    engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
-    Ok(Ok(sums))
+    STATS.add(Stage::GpuMsm, h_done.elapsed());
+    Ok(sums)
 }
 
 fn log_h_step(index: usize, t: &gpu::HTiming) {
@@ -250,10 +282,10 @@ fn resident_stage(
         let (h, t) = gpu::quotient_on_device(gpu, domain, abc)?;
         log_h_step(index, &t);
         let h_done = Instant::now();
-        engine::STATS.add(engine::Stage::GpuH, h_done - waited);
+        STATS.add(Stage::GpuH, h_done - waited);
         check_cancelled(cancelled)?;
-        let sum = timed(engine::Stage::MsmH, || {
-            gpu::msm_g1_from(&device.h, 0, gpu::Scalars::Device(h))
+        let sum = timed(Stage::MsmH, || {
+            gpu::msm(&device.h, 0, gpu::Scalars::Device(h), None)
         })?;
         Ok((sum, h_done))
     };
@@ -262,14 +294,12 @@ fn resident_stage(
             let witness = scope.spawn(|| witness_sums(device, gpu, w, aux, cancelled, check));
             (h_side(abc), witness.join())
         });
-        let witness =
-            witness.map_err(|payload| Error::new(ErrorKind::Panic, job::panic_message(&*payload)))?;
-        let h = h.and_then(|sum| {
-            injected_out_of_memory(&engine::inject::H_BESIDE_OUT_OF_MEMORY, "H side").map(|()| sum)
-        });
+        let witness = witness
+            .map_err(|payload| Error::new(ErrorKind::Panic, crate::error::panic_message(&*payload)))?;
+        let h =
+            h.and_then(|sum| injected_out_of_memory(&faults::H_BESIDE_OUT_OF_MEMORY, "H side").map(|()| sum));
         let witness = witness.and_then(|sums| {
-            injected_out_of_memory(&engine::inject::WITNESS_BESIDE_OUT_OF_MEMORY, "witness MSMs")
-                .map(|()| sums)
+            injected_out_of_memory(&faults::WITNESS_BESIDE_OUT_OF_MEMORY, "witness MSMs").map(|()| sums)
         });
         // Out of memory beside each other: the side that failed runs again
         // on its own (H from the host's a, b, c: those on the GPU, if any,
@@ -280,7 +310,7 @@ fn resident_stage(
                     "circuit {index}: H side out of memory beside the witness MSMs ({e}); again alone"
                 );
                 check_cancelled(cancelled)?;
-                engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
+                faults::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 h_side(gpu::Abc::Host {
                     a: w.a,
                     b: w.b,
@@ -294,7 +324,7 @@ fn resident_stage(
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::debug!("circuit {index}: witness MSMs out of memory beside H's ({e}); again after it");
                 check_cancelled(cancelled)?;
-                engine::inject::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
+                faults::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
                 witness_sums(device, gpu, w, None, cancelled, check)?
             }
             other => other?,
@@ -304,14 +334,14 @@ fn resident_stage(
         let (h, h_done) = h_side(abc)?;
         (h, h_done, witness_sums(device, gpu, w, aux, cancelled, check)?)
     };
-    engine::STATS.add(engine::Stage::GpuMsm, h_done.elapsed());
+    STATS.add(Stage::GpuMsm, h_done.elapsed());
     Ok(witness.with_h(h))
 }
 
 /// An out-of-memory error when `counter` says to inject one (see
-/// `engine::inject`).
+/// `faults`).
 fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) -> Result<()> {
-    if engine::inject::take(counter) {
+    if faults::take(counter) {
         return Err(Error::new(
             ErrorKind::OutOfMemory,
             format!("{side}: out of memory (injected for a test)"),
@@ -351,10 +381,10 @@ fn upload_ahead(
     check: Option<usize>,
 ) -> Result<Option<Ahead>> {
     let started = Instant::now();
-    let slot = engine::upload_slot(gpu);
+    let slot = lanes::upload_slot(gpu);
     check_cancelled(cancelled)?;
     let (abc_bytes, aux_bytes) = (gpu::memory::ahead(domain.log_m, 0), std::mem::size_of_val(w.aux));
-    let largest = engine::largest_domain(gpu, domain.m).trailing_zeros();
+    let largest = lanes::largest_domain(gpu, domain.m).trailing_zeros();
     let lane = gpu::memory::h_side(gpu, largest, false)
         .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, w.aux.len(), true)?))
         .unwrap_or(usize::MAX / 4);
@@ -383,18 +413,15 @@ fn upload_ahead(
             Err(e) => return Err(e),
         }
     };
-    engine::STATS.add(engine::Stage::AbcAhead, started.elapsed());
+    STATS.add(Stage::AbcAhead, started.elapsed());
     Ok(ahead)
 }
 
-/// A circuit's sums on GPU `gpu`, or its h for the CPU's MSMs when the
-/// GPU's streamed MSMs ran out of memory.
-pub(super) fn gpu_sums(
-    call: &Call,
-    index: usize,
-    w: &Assignment,
-    gpu: usize,
-) -> Result<std::result::Result<QuerySums, Vec<Fr>>> {
+/// Circuit `index`'s H step and five MSMs on GPU `gpu`: its parameters'
+/// residency decided on the first proof there, its checks and selections
+/// outside the lane, its a, b, c uploaded ahead while another circuit holds
+/// the lane, then its GPU stage in the lane.
+pub fn sums(call: &Call, index: usize, w: &Assignment, gpu: usize) -> Result<QuerySums> {
     let Call {
         params,
         domain,
@@ -406,15 +433,15 @@ pub(super) fn gpu_sums(
     // The parameters go to the GPU on first use (or stay on the host),
     // inside the lane: the decision reads the GPU's free memory, which
     // another circuit's GPU stage would be using.
-    let device = match params.device.decided(gpu) {
+    let device = match resident::decided(params, gpu) {
         Some(device) => device,
         None => {
-            let _lane = engine::gpu_lane(gpu);
-            params.device.get_or_upload(params, gpu)
+            let _lane = lanes::gpu_lane(gpu);
+            resident::get_or_upload(params, gpu)
         }
     };
     let selecting = Instant::now();
-    engine::STATS.add(engine::Stage::ParamsUpload, selecting - started);
+    STATS.add(Stage::ParamsUpload, selecting - started);
     // Values not known to be below the modulus: with resident points a, b,
     // c and aux go up through the staging copies, which check them on the
     // way (`gpu::Checked`), so only the inputs are checked here; with
@@ -422,14 +449,14 @@ pub(super) fn gpu_sums(
     // here, a call's first circuit would keep the GPU idle ~0.3 s at 2^27.
     // (With several vectors at fault, resident points name the inputs
     // before a, b, c, and aux last.)
-    let check = match (values_checked, device) {
+    let check = match (values_checked, &device) {
         (true, _) => None,
         (false, Some(_)) => {
-            timed(engine::Stage::CheckValues, || w.check_inputs_reduced(index))?;
+            timed(Stage::CheckValues, || w.check_inputs_reduced(index))?;
             Some(index)
         }
         (false, None) => {
-            timed(engine::Stage::CheckValues, || w.check_reduced(index))?;
+            timed(Stage::CheckValues, || w.check_reduced(index))?;
             None
         }
     };
@@ -437,16 +464,16 @@ pub(super) fn gpu_sums(
     // before the lane so that they overlap another circuit's GPU stage.
     let selecting = Instant::now();
     let sel = device.is_none().then(|| DensitySelected::of(w));
-    engine::STATS.add(engine::Stage::CpuSelect, selecting.elapsed());
+    STATS.add(Stage::CpuSelect, selecting.elapsed());
     check_cancelled(cancelled)?;
     // With resident points (h stays on the GPU), a, b, c go up while
     // another circuit's GPU stage runs; with the lane free, the H step
     // uploads them itself (overlapped with its transforms).
-    let lane = engine::try_gpu_lane(gpu);
-    let ahead = match (device, &lane) {
+    let lane = lanes::try_gpu_lane(gpu);
+    let ahead = match (&device, &lane) {
         (Some(_), None) => upload_ahead(domain, w, gpu, cancelled, check)?,
         _ => None,
     };
     let circuit = Circuit { index, w, check };
-    gpu_stage(call, device, circuit, sel.as_ref(), (ahead, lane), gpu)
+    gpu_stage(call, device.as_deref(), circuit, sel.as_ref(), (ahead, lane), gpu)
 }

@@ -1,7 +1,7 @@
 //! Device discovery, the budget and memory queries, and test reservations.
 use super::sys::*;
+use crate::backend::gpu::{Curve, DeviceMemory, ScalarsAt};
 use crate::error::Result;
-use crate::gpu::{Curve, DeviceMemory, ScalarsAt};
 use once_cell::sync::Lazy;
 use std::ffi::{c_int, c_void, CStr};
 

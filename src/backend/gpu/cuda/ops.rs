@@ -1,8 +1,8 @@
 //! Element-wise field and curve operations, NTT round trips and kernel
 //! figures: for the tests against blst and the benchmarks.
 use super::sys::*;
+use crate::backend::gpu::Curve;
 use crate::error::{Error, Result};
-use crate::gpu::Curve;
 use crate::math::domain::Domain;
 use crate::math::Fr;
 use std::ffi::{c_int, c_void};

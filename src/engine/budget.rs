@@ -1,21 +1,13 @@
-//! The engine's shared state: the host memory budget that bounds jobs in
-//! flight (backpressure), and one lane per GPU that admits one circuit's
-//! GPU stage at a time.
+//! The host memory budget that bounds jobs in flight (backpressure).
 //!
 //! A job takes a permit for its bytes before it copies the caller's
 //! buffers and gives it back when its worker ends (proofs waiting for
 //! `finish` hold only their 192 bytes each), so finished-but-uncollected
-//! work cannot pile up. Circuits take their GPU's lane for the H step and
-//! the MSMs only; the CPU work around them (selecting scalars by density,
-//! assembly) runs outside it, so one job's CPU tail overlaps the next
-//! job's GPU work, and device memory holds at most one circuit's working
-//! set per GPU beside the resident parameters.
+//! work cannot pile up.
 
 use crate::error::{Error, ErrorKind, Result};
 use once_cell::sync::Lazy;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Duration;
 
 /// Bytes that jobs in flight may hold in host memory.
 pub struct Budget {
@@ -161,192 +153,10 @@ fn physical_memory() -> usize {
     crate::procfs::total_memory().map_or(16 << 30, |bytes| bytes as usize)
 }
 
-/// The GPU for a job's circuits when they do not spread: the allowed GPUs
-/// in turn, so jobs in flight share them out (0 when none is allowed: the
-/// CPU backend ignores it).
-pub fn next_device(allowed: &[usize]) -> usize {
-    static TURN: AtomicU64 = AtomicU64::new(0);
-    if allowed.is_empty() {
-        return 0;
-    }
-    allowed[(TURN.fetch_add(1, Ordering::Relaxed) % allowed.len() as u64) as usize]
-}
-
-/// The lane of GPU `device`: held for one circuit's GPU stage.
-pub fn gpu_lane(device: usize) -> MutexGuard<'static, ()> {
-    lane(device).lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The lane of GPU `device` if no circuit holds it now.
-pub fn try_gpu_lane(device: usize) -> Option<MutexGuard<'static, ()>> {
-    match lane(device).try_lock() {
-        Ok(guard) => Some(guard),
-        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => None,
-    }
-}
-
-fn lane(device: usize) -> &'static Mutex<()> {
-    const LANES: usize = 64;
-    static LANE: [Mutex<()>; LANES] = [const { Mutex::new(()) }; LANES];
-    &LANE[device % LANES]
-}
-
-/// The upload slot of GPU `device`: held by a circuit from the upload of
-/// its a, b, c ahead of its GPU stage until it holds the lane, so that GPU
-/// memory holds at most one circuit's waiting a, b, c.
-pub fn upload_slot(device: usize) -> MutexGuard<'static, ()> {
-    const SLOTS: usize = 64;
-    static SLOT: [Mutex<()>; SLOTS] = [const { Mutex::new(()) }; SLOTS];
-    SLOT[device % SLOTS].lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The largest domain (elements) proved on GPU `device` so far, after
-/// counting `m`: the size of the work that may hold its lane, for the
-/// headroom left beside a, b, c uploaded ahead.
-pub fn largest_domain(device: usize, m: usize) -> usize {
-    const GPUS: usize = 64;
-    static LARGEST: [AtomicU64; GPUS] = [const { AtomicU64::new(0) }; GPUS];
-    let before = LARGEST[device % GPUS].fetch_max(m as u64, Ordering::Relaxed);
-    (before as usize).max(m)
-}
-
-/// Where proving time goes, summed over every circuit proved in this
-/// process (for `c2prover bench` and the logs; cheap atomics).
-pub struct Stats {
-    nanos: [AtomicU64; Stage::COUNT],
-    circuits: AtomicU64,
-}
-
-/// A stage of one circuit's proof.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// Checking the witness values are below the modulus, in the
-    /// pipeline (calls on borrowed witnesses; copies are checked by
-    /// `start` before it copies them).
-    CheckValues,
-    /// The parameters' upload on a GPU's first proof (with the wait for
-    /// that GPU's lane it needs); near zero afterwards.
-    ParamsUpload,
-    /// When the points stream: selecting the density-masked witness
-    /// scalars on the CPU (resident points need no selection here).
-    CpuSelect,
-    /// The upload of a, b, c ahead of the GPU stage, outside the lane
-    /// (while another circuit's GPU stage runs), with the wait for the
-    /// GPU's upload slot.
-    AbcAhead,
-    /// Waiting for the GPU's lane (another circuit's GPU stage).
-    LaneWait,
-    /// The H step on the GPU (the upload of a, b, c unless it went ahead,
-    /// the NTTs).
-    GpuH,
-    /// The five MSMs on the GPU (with resident points: from the end of the
-    /// H step to the end of the last MSM).
-    GpuMsm,
-    /// The MSMs with resident points, one per query, in wall time: H
-    /// (dense, the domain's size), L (the aux values), A, B in G1 and B in
-    /// G2 (inputs and density-masked aux values each). When the witness
-    /// MSMs run beside the H side, L to B_G2 overlap GpuH and MsmH (and
-    /// share the GPU with them), so the stages no longer add up.
-    MsmH,
-    MsmL,
-    MsmA,
-    MsmBG1,
-    MsmBG2,
-    /// The H step on the CPU backend.
-    CpuH,
-    /// MSMs on the CPU (the CPU backend, or a GPU short of memory).
-    CpuMsm,
-    /// Assembling the proof with r and s.
-    Assembly,
-}
-
-impl Stage {
-    const COUNT: usize = 15;
-    pub const ALL: [Stage; Stage::COUNT] = [
-        Stage::CheckValues,
-        Stage::ParamsUpload,
-        Stage::CpuSelect,
-        Stage::AbcAhead,
-        Stage::LaneWait,
-        Stage::GpuH,
-        Stage::GpuMsm,
-        Stage::MsmH,
-        Stage::MsmL,
-        Stage::MsmA,
-        Stage::MsmBG1,
-        Stage::MsmBG2,
-        Stage::CpuH,
-        Stage::CpuMsm,
-        Stage::Assembly,
-    ];
-}
-
-pub static STATS: Stats = Stats {
-    nanos: [const { AtomicU64::new(0) }; Stage::COUNT],
-    circuits: AtomicU64::new(0),
-};
-
-impl Stats {
-    pub fn add(&self, stage: Stage, time: Duration) {
-        self.nanos[stage as usize].fetch_add(time.as_nanos() as u64, Ordering::Relaxed);
-    }
-
-    pub fn circuit_done(&self) {
-        self.circuits.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Seconds per stage and circuits proved since the last reset.
-    pub fn snapshot(&self) -> (Vec<(Stage, f64)>, u64) {
-        let times = Stage::ALL
-            .iter()
-            .map(|&s| (s, self.nanos[s as usize].load(Ordering::Relaxed) as f64 * 1e-9))
-            .collect();
-        (times, self.circuits.load(Ordering::Relaxed))
-    }
-
-    pub fn reset(&self) {
-        for n in &self.nanos {
-            n.store(0, Ordering::Relaxed);
-        }
-        self.circuits.store(0, Ordering::Relaxed);
-    }
-}
-
-/// Failures injected on purpose, for tests of recovery paths that a
-/// healthy GPU rarely takes: the memory estimate sends a GPU short of
-/// memory down the sequential path before the witness MSMs could run out
-/// of memory beside the H side, so only an estimate that is wrong reaches
-/// the re-runs after such a failure, and no test would. Each counter is
-/// the number of failures still to inject; zero (the default) injects
-/// none. Not part of the prover's interface.
-#[doc(hidden)]
-pub mod inject {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// The next H sides that run beside the witness MSMs fail as out of memory
-    /// once their work is done (their a, b, c and h consumed, as after a
-    /// real failure in H's MSM).
-    pub static H_BESIDE_OUT_OF_MEMORY: AtomicUsize = AtomicUsize::new(0);
-    /// The same for the witness MSMs run beside the H side (their aux
-    /// values on the GPU consumed).
-    pub static WITNESS_BESIDE_OUT_OF_MEMORY: AtomicUsize = AtomicUsize::new(0);
-    /// Sides run again alone after running out of memory beside the other
-    /// (injected or not), since the process started.
-    pub static BESIDE_RERUNS: AtomicUsize = AtomicUsize::new(0);
-
-    /// Whether to fail now: takes one from `counter` when it is not zero.
-    pub(crate) fn take(counter: &AtomicUsize) -> bool {
-        counter
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
     fn leaked(limit: usize) -> &'static Budget {

@@ -2,14 +2,14 @@
 //! copies of what it needs and returns at once; the work runs on a thread of
 //! its own; `finish` waits for the proofs; dropping an unfinished job
 //! cancels it, and its memory is released as soon as the worker notices
-//! (between circuits or proving stages). Every job holds a permit of the
-//! host memory budget (`engine::host_budget`) for as long as its worker
-//! runs.
+//! (between circuits or proving stages). Every job comes in through
+//! `admit` and holds a permit of the host memory budget
+//! (`engine::host_budget`) for as long as its worker runs.
 
-use super::engine::{host_budget, Permit};
-use super::{check_call, prove_job, Assignment, Witness};
+use super::{host_budget, prove_job, DeviceMask, Permit};
+use crate::backend;
 use crate::error::{Error, ErrorKind, Result};
-use crate::gpu::DeviceMask;
+use crate::groth16::{check_call, Assignment, Witness};
 use crate::math::Fr;
 use crate::params::Parameters;
 use crate::proof::Proof;
@@ -38,11 +38,15 @@ impl Job {
     ) -> Result<Job> {
         let permit = {
             let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
-            check_call(&params, &assignments, &r, &s)?;
-            let parallel = devices.devices()?.len();
-            host_budget().acquire(job_bytes(&params, &assignments, parallel), wait)?
+            let how = Admission {
+                devices,
+                device_budget: None,
+                wait,
+                copied: true,
+            };
+            admit(&params, &assignments, &r, &s, &how)?
         };
-        Job::start_admitted(params, witnesses, r, s, permit, devices, false)
+        Job::start_admitted(params, witnesses, r, s, permit, devices, true)
     }
 
     /// `start` for a job already admitted by the budget (the C API takes
@@ -70,7 +74,9 @@ impl Job {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     prove_job(&params, &assignments, &r, &s, &flag, devices, values_checked)
                 }))
-                .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
+                .unwrap_or_else(|panic| {
+                    Err(Error::new(ErrorKind::Panic, crate::error::panic_message(&*panic)))
+                });
                 // The memory goes back to the budget before the result is
                 // handed over: proofs waiting for `finish` hold no more.
                 drop(assignments);
@@ -119,6 +125,51 @@ impl Drop for Job {
     }
 }
 
+/// How a call comes in.
+#[derive(Clone, Copy, Debug)]
+pub struct Admission {
+    /// The GPUs it may use.
+    pub devices: DeviceMask,
+    /// Their device budget, set before it starts (`None`: as it is).
+    pub device_budget: Option<usize>,
+    /// Wait while the host budget is full, else fail with `Busy`.
+    pub wait: bool,
+    /// The job proves on copies of the witnesses (the split API), not on
+    /// the caller's buffers.
+    pub copied: bool,
+}
+
+/// Checks a call and takes its share of the host budget: the one way in
+/// for every job (the Rust API's, the `c2p_*` API's, supraseal's). Copied
+/// witnesses have every value checked below the modulus now, before
+/// anything is copied (in parallel: 16 GiB per 2^27 partition), and the
+/// permit covers the copies; a call on the caller's buffers holds only its
+/// working set, and each circuit's values are checked when its turn comes.
+pub fn admit(
+    params: &Parameters,
+    circuits: &[Assignment],
+    r: &[Fr],
+    s: &[Fr],
+    how: &Admission,
+) -> Result<Permit> {
+    check_call(params, circuits, r, s)?;
+    if how.copied {
+        for (i, a) in circuits.iter().enumerate() {
+            a.check_reduced(i)?;
+        }
+    }
+    let devices = how.devices.devices()?;
+    if let Some(bytes) = how.device_budget {
+        backend::set_device_budget(&devices, bytes)?;
+    }
+    let bytes = if how.copied {
+        job_bytes(params, circuits, devices.len())
+    } else {
+        working_bytes(params, circuits, devices.len())
+    };
+    host_budget().acquire(bytes, how.wait)
+}
+
 /// Host bytes a job holds while it runs: its copies of the witnesses, and
 /// its working set (`working_bytes`).
 pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
@@ -141,15 +192,4 @@ pub fn working_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) 
     let fr = std::mem::size_of::<Fr>();
     let working = 3 * params.domain_size() * fr + 2 * (params.num_inputs() + params.num_aux()) * fr;
     working * gpus.clamp(1, circuits.len().max(1))
-}
-
-/// The text of a panic payload (a `&str` or a `String`; anything else is
-/// reported generically).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic payload".into());
-    format!("internal error (panic): {text}")
 }

@@ -2,8 +2,8 @@
 use super::buffers::{DeviceBuffer, DeviceScalars};
 use super::device::MAX_LOG_M;
 use super::sys::*;
+use crate::backend::gpu::{Checked, HConstants, HTiming};
 use crate::error::{Error, ErrorKind, Result};
-use crate::gpu::{Checked, HConstants, HTiming};
 use crate::math::domain::Domain;
 use crate::math::Fr;
 use std::ffi::{c_int, c_void};

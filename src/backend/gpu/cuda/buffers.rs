@@ -2,8 +2,8 @@
 //! over device points.
 use super::device::configure;
 use super::sys::*;
+use crate::backend::gpu::{Checked, Curve, ScalarsAt};
 use crate::error::{Error, Result};
-use crate::gpu::{Checked, Curve, ScalarsAt};
 use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
 use std::ffi::{c_int, c_void};
 
@@ -293,56 +293,70 @@ pub fn upload_scalars(device: usize, scalars: &[Fr], check: Option<Checked>) -> 
     })
 }
 
-/// Σ scalars[i]·points[offset + i] over G1 on the GPU.
-pub fn msm_g1(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G1> {
-    msm_g1_timed(points, offset, Scalars::Host(scalars)).map(|(p, _)| p)
+/// A group whose MSMs run on the GPU.
+pub trait DeviceGroup: Sized + Copy + std::ops::Add<Output = Self> + Send {
+    type Affine: Sync;
+    const CURVE: Curve;
+    /// Bytes of one affine point on the device.
+    const POINT_BYTES: usize;
+    fn identity() -> Self;
+    /// `points` on GPU `device`.
+    fn upload(device: usize, points: &[Self::Affine]) -> Result<DevicePoints>;
 }
 
-/// `msm_g1` from host or device scalars.
-pub fn msm_g1_from(points: &DevicePoints, offset: usize, scalars: Scalars) -> Result<G1> {
-    msm_g1_timed(points, offset, scalars).map(|(p, _)| p)
-}
-
-/// `msm_g1` from host or device scalars, and where its time went.
-pub fn msm_g1_timed(points: &DevicePoints, offset: usize, scalars: Scalars) -> Result<(G1, MsmTiming)> {
-    if points.curve != Curve::G1 {
-        return Err(Error::invalid("G1 MSM over G2 points"));
+impl DeviceGroup for G1 {
+    type Affine = G1Affine;
+    const CURVE: Curve = Curve::G1;
+    const POINT_BYTES: usize = 96;
+    fn identity() -> Self {
+        G1::identity()
     }
-    let mut out = G1::identity();
-    let timing = points.msm_into(offset, scalars, None, (&mut out as *mut G1).cast())?;
+    fn upload(device: usize, points: &[G1Affine]) -> Result<DevicePoints> {
+        upload_g1(device, points)
+    }
+}
+
+impl DeviceGroup for G2 {
+    type Affine = G2Affine;
+    const CURVE: Curve = Curve::G2;
+    const POINT_BYTES: usize = 192;
+    fn identity() -> Self {
+        G2::identity()
+    }
+    fn upload(device: usize, points: &[G2Affine]) -> Result<DevicePoints> {
+        upload_g2(device, points)
+    }
+}
+
+/// Σ scalars[i]·points[offset + i] on the GPU; with `density`, the sum over
+/// the scalars whose bit is set (bit i % 64 of word i / 64), the k-th of
+/// them times points[offset + k], selected on the device.
+pub fn msm<P: DeviceGroup>(
+    points: &DevicePoints,
+    offset: usize,
+    scalars: Scalars,
+    density: Option<&[u64]>,
+) -> Result<P> {
+    msm_timed(points, offset, scalars, density).map(|(p, _)| p)
+}
+
+/// `msm`, and where its time went.
+pub fn msm_timed<P: DeviceGroup>(
+    points: &DevicePoints,
+    offset: usize,
+    scalars: Scalars,
+    density: Option<&[u64]>,
+) -> Result<(P, MsmTiming)> {
+    if points.curve != P::CURVE {
+        return Err(Error::invalid(format!(
+            "an MSM in {:?} over points of {:?}",
+            P::CURVE,
+            points.curve
+        )));
+    }
+    let mut out = P::identity();
+    let timing = points.msm_into(offset, scalars, density, (&mut out as *mut P).cast())?;
     Ok((out, timing))
-}
-
-/// Σ over the scalars whose bit is set in `density` (bit i of word i / 64),
-/// the k-th of them times points[offset + k], over G1 on the GPU: the
-/// selection is made on the device.
-pub fn msm_g1_masked(points: &DevicePoints, offset: usize, scalars: Scalars, density: &[u64]) -> Result<G1> {
-    if points.curve != Curve::G1 {
-        return Err(Error::invalid("G1 MSM over G2 points"));
-    }
-    let mut out = G1::identity();
-    points.msm_into(offset, scalars, Some(density), (&mut out as *mut G1).cast())?;
-    Ok(out)
-}
-
-/// `msm_g1_masked` over G2.
-pub fn msm_g2_masked(points: &DevicePoints, offset: usize, scalars: Scalars, density: &[u64]) -> Result<G2> {
-    if points.curve != Curve::G2 {
-        return Err(Error::invalid("G2 MSM over G1 points"));
-    }
-    let mut out = G2::identity();
-    points.msm_into(offset, scalars, Some(density), (&mut out as *mut G2).cast())?;
-    Ok(out)
-}
-
-/// Σ scalars[i]·points[offset + i] over G2 on the GPU.
-pub fn msm_g2(points: &DevicePoints, offset: usize, scalars: &[Fr]) -> Result<G2> {
-    if points.curve != Curve::G2 {
-        return Err(Error::invalid("G2 MSM over G1 points"));
-    }
-    let mut out = G2::identity();
-    points.msm_into(offset, Scalars::Host(scalars), None, (&mut out as *mut G2).cast())?;
-    Ok(out)
 }
 
 /// Points of G1 on GPU `device`.
