@@ -2,7 +2,9 @@
 # Runs the GPU test suite and GPU benchmarks on the GPU machine from binaries
 # built here (see scripts/build-device.sh); logs go to $OUT.
 set -u
-cd "$(dirname "$0")/../.device"
+cd "$(dirname "$0")/.."
+if [ -f .device-pack/bins.tar.xz ]; then mkdir -p .device && tar -C .device -xJf .device-pack/bins.tar.xz; fi
+cd .device
 OUT=${OUT:-/tmp/c2p-out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
