@@ -21,9 +21,6 @@ pub enum Stage {
     /// The parameters' upload on a GPU's first proof (with the wait for
     /// that GPU's lane it needs); near zero afterwards.
     ParamsUpload,
-    /// When the points stream: selecting the density-masked witness
-    /// scalars on the CPU (resident points need no selection here).
-    CpuSelect,
     /// The upload of a, b, c ahead of the GPU stage, outside the lane
     /// (while another circuit's GPU stage runs), with the wait for the
     /// GPU's upload slot.
@@ -46,6 +43,10 @@ pub enum Stage {
     MsmA,
     MsmBG1,
     MsmBG2,
+    /// The witness MSMs of a call's circuits proved together over streamed
+    /// points (each chunk of points up once for all of them), once per
+    /// group: per circuit, this divided by the group's size.
+    SharedMsm,
     /// The H step on the CPU backend.
     CpuH,
     /// MSMs on the CPU (the CPU backend, or a GPU short of memory).
@@ -59,7 +60,6 @@ impl Stage {
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::CheckValues,
         Stage::ParamsUpload,
-        Stage::CpuSelect,
         Stage::AbcAhead,
         Stage::LaneWait,
         Stage::GpuH,
@@ -69,6 +69,7 @@ impl Stage {
         Stage::MsmA,
         Stage::MsmBG1,
         Stage::MsmBG2,
+        Stage::SharedMsm,
         Stage::CpuH,
         Stage::CpuMsm,
         Stage::Assembly,

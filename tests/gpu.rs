@@ -1097,19 +1097,59 @@ mod msm {
         let s = scalars(points.len(), 49, 30, 500);
         let want = dense_msm(&points, &s).to_affine();
         for chunk in [100_000, 1 << 20, 1 << 21] {
-            let got: G1 = streamed_msm_in_chunks(0, &points, &s, chunk).unwrap();
+            let got: G1 = streamed_msm_in_chunks(0, &points, &s, None, chunk).unwrap();
             assert_eq!(got.to_affine(), want, "G1 streamed in chunks of {chunk}");
         }
         let points = g2_points((1 << 16) + 1, 1 << 10, 6);
         let s = scalars(points.len(), 49, 30, 600);
         let want = dense_msm(&points, &s).to_affine();
-        let got: G2 = streamed_msm_in_chunks(0, &points, &s, 10_000).unwrap();
+        let got: G2 = streamed_msm_in_chunks(0, &points, &s, None, 10_000).unwrap();
         assert_eq!(got.to_affine(), want, "G2 streamed in chunks of 10000");
-        let got: G2 = streamed_msm(0, &points, &s).unwrap();
+        let got: G2 = streamed_msm(0, &points, &s, None).unwrap();
         assert_eq!(got.to_affine(), want, "G2 streamed in default chunks");
         assert!(
-            streamed_msm::<G2>(0, &points[..10], &s).is_err(),
+            streamed_msm::<G2>(0, &points[..10], &s, None).is_err(),
             "more scalars than points"
+        );
+    }
+
+    /// Streamed points with a density applied on the device, chunk by
+    /// chunk, give the MSM of the scalars selected on the host: chunks not
+    /// a multiple of 64, a stretch of clear bits longer than a chunk (a
+    /// chunk that meets no point), bits set past the end.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_masked_msm_equals_host_selection() {
+        let _gpu = gpu("streamed_masked_msm_equals_host_selection");
+        let n = (1 << 20) + 77;
+        let s = scalars(n, 40, 40, 900);
+        let mut rng = ChaCha8Rng::seed_from_u64(901);
+        let mut words: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.next_u64()).collect();
+        words[100..3000].iter_mut().for_each(|w| *w = 0);
+        *words.last_mut().unwrap() = u64::MAX;
+        let picked: Vec<Fr> = (0..n)
+            .filter(|&i| (words[i / 64] >> (i % 64)) & 1 == 1)
+            .map(|i| s[i])
+            .collect();
+        let points = g1_points(picked.len() + 3, 1 << 12, 9);
+        let want = dense_msm(&points[..picked.len()], &picked).to_affine();
+        for chunk in [100_000, 150_001, 1 << 21] {
+            let got: G1 = streamed_msm_in_chunks(0, &points, &s, Some(&words), chunk).unwrap();
+            assert_eq!(got.to_affine(), want, "G1 with a density, chunks of {chunk}");
+        }
+        let got: G1 = streamed_msm(0, &points, &s, Some(&words)).unwrap();
+        assert_eq!(got.to_affine(), want, "G1 with a density, default chunks");
+        let g2 = g2_points(picked.len(), 1 << 10, 10);
+        let want = dense_msm(&g2, &picked).to_affine();
+        let got: G2 = streamed_msm_in_chunks(0, &g2, &s, Some(&words), 200_000).unwrap();
+        assert_eq!(got.to_affine(), want, "G2 with a density");
+        assert!(
+            streamed_msm::<G1>(0, &points[..picked.len() - 1], &s, Some(&words)).is_err(),
+            "fewer points than bits set"
+        );
+        assert!(
+            streamed_msm::<G1>(0, &points, &s, Some(&words[..10])).is_err(),
+            "a bitmap too short"
         );
     }
 
@@ -1140,6 +1180,58 @@ mod msm {
             proofs.push(proof[0].to_compressed());
         }
         assert_eq!(proofs[0], proofs[1], "streamed = resident");
+    }
+
+    /// A call of several circuits with the points streamed proves those
+    /// that share their terms together (each chunk of points up once for
+    /// all of them) and gives the CPU backend's proofs byte for byte; the
+    /// valid ones verify. A circuit whose density differs from the others'
+    /// (one bit of A's moved: the same count, other points) is proved on its
+    /// own, also as the CPU proves it.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_circuits_proved_together_equal_cpu() {
+        use c2prover::stats::{Stage, STATS};
+        use c2prover::testkit::synthetic::Circuit;
+        use c2prover::Residency;
+        let _gpu = gpu("streamed_circuits_proved_together_equal_cpu");
+        let circuits: Vec<Circuit> = (0..3)
+            .map(|k| Circuit::porep_like(16, 11, 30 + k).unwrap())
+            .collect();
+        let mut params = circuits[0].setup(12);
+        params.residency = Residency::Never;
+        let mut witnesses: Vec<_> = circuits.iter().map(Circuit::witness).collect();
+        let mut odd = witnesses[1].clone();
+        let word = odd.a_aux_density[1];
+        assert!(word != 0 && word != u64::MAX, "a word with bits set and clear");
+        odd.a_aux_density[1] ^= (1 << word.trailing_zeros()) | (1 << (!word).trailing_zeros());
+        witnesses.push(odd);
+        let assignments: Vec<_> = witnesses.iter().map(|w| w.as_assignment()).collect();
+        let (r, s) = c2prover::random_r_s(assignments.len());
+        let shared = |stats: (Vec<(Stage, f64)>, u64)| {
+            stats
+                .0
+                .iter()
+                .find(|(stage, _)| *stage == Stage::SharedMsm)
+                .unwrap()
+                .1
+        };
+        let before = shared(STATS.snapshot());
+        let gpu = c2prover::prove(&params, &assignments, &r, &s).unwrap();
+        assert!(shared(STATS.snapshot()) > before, "the shared witness MSMs ran");
+        assert_eq!(
+            c2prover::backend::resident_bytes(&params),
+            0,
+            "the points streamed"
+        );
+        let cpu = c2prover::prove_on_cpu(&params, &assignments, &r, &s).unwrap();
+        for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+            assert_eq!(g.to_compressed(), c.to_compressed(), "circuit {i}: GPU = CPU");
+        }
+        for (i, w) in witnesses.iter().enumerate() {
+            let valid = c2prover::verify(&params.vk, &w.inputs[1..], &gpu[i]).unwrap();
+            assert_eq!(valid, i < 3, "circuit {i} verifies only with its own density");
+        }
     }
 
     /// The parameters' GPU copy is freed when the parameters are dropped:

@@ -57,6 +57,24 @@ pub fn sums(backend: Backend, call: &Call, index: usize, w: &Assignment) -> Resu
     }
 }
 
+/// The sums of several circuits of one call on `backend` (index in the
+/// call, assignment), proved together where that saves work: on a GPU
+/// whose points stream, each chunk of points goes up once for all of them.
+pub fn sums_of_group(
+    backend: Backend,
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+) -> Result<Vec<QuerySums>> {
+    match backend {
+        Backend::Cpu => circuits.iter().map(|&(i, w)| cpu::sums(call, i, w)).collect(),
+        Backend::Gpu(device) if points_stream(call.params, device) => gpu_group_sums(call, circuits, device),
+        Backend::Gpu(device) => circuits
+            .iter()
+            .map(|&(i, w)| gpu_sums(call, i, w, device))
+            .collect(),
+    }
+}
+
 /// A GPU's device budget, the bytes of the library's allocations there now,
 /// and their peak since it was last reset.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,6 +91,18 @@ mod present {
 
     pub fn gpu_sums(call: &Call, index: usize, w: &Assignment, device: usize) -> Result<QuerySums> {
         gpu::stage::sums(call, index, w, device)
+    }
+
+    pub fn gpu_group_sums(
+        call: &Call,
+        circuits: &[(usize, &Assignment)],
+        device: usize,
+    ) -> Result<Vec<QuerySums>> {
+        gpu::group::sums(call, circuits, device)
+    }
+
+    pub fn points_stream(params: &Parameters, device: usize) -> bool {
+        gpu::stage::resident_copy(params, device).is_none()
     }
 
     pub fn device_count() -> usize {
@@ -125,6 +155,14 @@ mod present {
         Err(no_cuda())
     }
 
+    pub fn gpu_group_sums(_: &Call, _: &[(usize, &Assignment)], _: usize) -> Result<Vec<QuerySums>> {
+        Err(no_cuda())
+    }
+
+    pub fn points_stream(_params: &Parameters, _device: usize) -> bool {
+        false
+    }
+
     pub fn device_count() -> usize {
         0
     }
@@ -158,7 +196,12 @@ mod present {
     }
 }
 
-use present::gpu_sums;
+use present::{gpu_group_sums, gpu_sums};
+
+/// Whether GPU `device` proves with `params`' points streamed from host
+/// memory (not resident there): decided, and the points uploaded when they
+/// stay, on the first call that asks (never without CUDA).
+pub use present::points_stream;
 
 /// CUDA devices this build can use (none without the `cuda` feature).
 pub use present::device_count;

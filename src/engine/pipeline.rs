@@ -92,6 +92,11 @@ pub(crate) fn prove_job(
     if gpus.is_empty() {
         return (0..circuits.len()).map(|i| prove_on(i, Backend::Cpu)).collect();
     }
+    // With the points streamed, each GPU proves its share of the call's
+    // circuits together, so that each point goes up once for all of them.
+    if circuits.len() > 1 && gpus.iter().all(|&d| backend::points_stream(params, d)) {
+        return prove_in_groups(&call, &gpus, circuits, r, s);
+    }
     // Workers in GPU order (0, 1, .., 0, 1, ..), so that a few circuits
     // still spread over the GPUs; uploads ahead need resident points.
     let per_gpu = if params.residency.resolve() == Residency::Never {
@@ -150,6 +155,75 @@ pub(crate) fn prove_job(
             proofs.push(outcome?);
             Ok(proofs)
         })
+}
+
+/// The call's circuits over GPUs whose points stream: circuit i goes to
+/// GPU i mod (the number of GPUs), and each GPU proves its circuits as one
+/// group (`backend::sums_of_group`). The first error in circuit order, else
+/// every proof.
+fn prove_in_groups(
+    call: &Call,
+    gpus: &[usize],
+    circuits: &[Assignment],
+    r: &[Fr],
+    s: &[Fr],
+) -> Result<Vec<Proof>> {
+    let group_of = |k: usize| -> Vec<(usize, &Assignment)> {
+        (k..circuits.len())
+            .step_by(gpus.len())
+            .map(|i| (i, &circuits[i]))
+            .collect()
+    };
+    let prove_group = |k: usize| -> Result<Vec<(usize, Proof)>> {
+        let group = group_of(k);
+        call.check_cancelled()?;
+        let begun = Instant::now();
+        let sums = backend::sums_of_group(Backend::Gpu(gpus[k]), call, &group)?;
+        let proofs = group
+            .iter()
+            .zip(sums)
+            .map(|(&(i, _), sums)| {
+                let assembling = Instant::now();
+                let proof = assemble(&call.params.vk, &sums, &r[i], &s[i]);
+                STATS.add(Stage::Assembly, assembling.elapsed());
+                STATS.circuit_done();
+                (i, proof)
+            })
+            .collect();
+        log::debug!(
+            "GPU {}: {} circuits together in {:.3} s",
+            gpus[k],
+            group.len(),
+            begun.elapsed().as_secs_f64()
+        );
+        Ok(proofs)
+    };
+    let groups: Vec<Result<Vec<(usize, Proof)>>> = if gpus.len() == 1 {
+        vec![prove_group(0)]
+    } else {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = (0..gpus.len().min(circuits.len()))
+                .map(|k| scope.spawn(move || prove_group(k)))
+                .collect();
+            running
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|panic| {
+                        Err(Error::new(ErrorKind::Panic, crate::error::panic_message(&*panic)))
+                    })
+                })
+                .collect()
+        })
+    };
+    // The first group's error, else every proof in circuit order.
+    let mut proofs: Vec<Option<Proof>> = vec![None; circuits.len()];
+    for group in groups {
+        group?.into_iter().for_each(|(i, proof)| proofs[i] = Some(proof));
+    }
+    proofs
+        .into_iter()
+        .map(|p| p.ok_or_else(|| Error::new(ErrorKind::Gpu, "internal: a circuit of a group was not proved")))
+        .collect()
 }
 
 /// One circuit's proof: its H step and five MSMs on `backend`, then the

@@ -122,6 +122,34 @@ impl Queries {
         Ok(WitnessSums { l, a, b_g1, b_g2 })
     }
 
+    /// The witness sums of several circuits whose terms are these (see
+    /// `Assignment::shares_terms`): each term's MSMs for all of them at once
+    /// from `g1` or `g2`, one sum per circuit in order, so a backend can
+    /// bring each point to them once.
+    pub fn witness_sums_of_many(
+        &self,
+        mut g1: impl FnMut(&Term) -> Result<Vec<G1>>,
+        mut g2: impl FnMut(&Term) -> Result<Vec<G2>>,
+    ) -> Result<Vec<WitnessSums>> {
+        let add = |x: Vec<G1>, y: Vec<G1>| x.into_iter().zip(y).map(|(x, y)| x + y).collect::<Vec<_>>();
+        let l = g1(&self.l)?;
+        let a = add(g1(&self.a[0])?, g1(&self.a[1])?);
+        let b_g1 = add(g1(&self.b_g1[0])?, g1(&self.b_g1[1])?);
+        let b_g2: Vec<G2> = g2(&self.b_g2[0])?
+            .into_iter()
+            .zip(g2(&self.b_g2[1])?)
+            .map(|(x, y)| x + y)
+            .collect();
+        Ok((0..l.len())
+            .map(|j| WitnessSums {
+                l: l[j],
+                a: a[j],
+                b_g1: b_g1[j],
+                b_g2: b_g2[j],
+            })
+            .collect())
+    }
+
     /// All five sums: H's term from `g1` first, then the witness sums.
     pub fn sums(
         &self,
@@ -141,6 +169,18 @@ impl Assignment<'_> {
             Vector::Inputs => self.inputs,
             Vector::Aux => self.aux,
         }
+    }
+
+    /// Whether `other`'s terms are this assignment's: the same numbers of
+    /// inputs and aux values and the same density bitmaps, so that their
+    /// witness MSMs meet the same points in the same order.
+    pub fn shares_terms(&self, other: &Assignment) -> bool {
+        fn densities<'a>(w: &Assignment<'a>) -> [(&'a [u64], usize, usize); 3] {
+            [w.a_aux_density, w.b_inp_density, w.b_aux_density].map(|d| (d.words, d.bit_len, d.popcount))
+        }
+        self.inputs.len() == other.inputs.len()
+            && self.aux.len() == other.aux.len()
+            && densities(self) == densities(other)
     }
 
     /// The bitmap words of `mask`.

@@ -93,15 +93,16 @@ pub fn fits(device: usize, need: usize, what: &str) -> bool {
     need + SLACK <= room
 }
 
-/// Points per chunk of a streamed MSM of `n` scalars over points of
-/// `point_bytes` on GPU `device`: the largest of n, n/2, n/4, .. (at least
+/// Scalars per chunk of a streamed MSM of `n` scalars over points of
+/// `point_bytes` on GPU `device` (with a `density`, a chunk's scalars meet
+/// at most as many points): the largest of n, n/2, n/4, .. (at least
 /// MIN_STREAM_CHUNK) whose two chunks of points (one in use, the next going
 /// up) and one chunk's MSM fit the room.
-pub fn stream_chunk(device: usize, curve: Curve, n: usize, point_bytes: usize) -> usize {
+pub fn stream_chunk(device: usize, curve: Curve, n: usize, point_bytes: usize, density: bool) -> usize {
     let room = room(device).saturating_sub(SLACK);
     let mut chunk = n.max(1);
     while chunk > MIN_STREAM_CHUNK {
-        let msm = super::msm_bytes(device, curve, chunk, ScalarsAt::Host, false).unwrap_or(usize::MAX);
+        let msm = super::msm_bytes(device, curve, chunk, ScalarsAt::Host, density).unwrap_or(usize::MAX);
         if (2 * chunk * point_bytes).saturating_add(msm) <= room {
             break;
         }
@@ -116,7 +117,8 @@ pub fn stream_chunk(device: usize, curve: Curve, n: usize, point_bytes: usize) -
 /// larger, and the slack.
 pub fn smallest_plan(device: usize, log_m: u32) -> Result<usize> {
     let chunk = MIN_STREAM_CHUNK;
-    let streamed = 2 * chunk * 192 + super::msm_bytes(device, Curve::G2, chunk, ScalarsAt::Host, false)?;
+    // B_G2's MSM, the largest per point, applies a density.
+    let streamed = 2 * chunk * 192 + super::msm_bytes(device, Curve::G2, chunk, ScalarsAt::Host, true)?;
     Ok(h_side(device, log_m, false)?.max(streamed) + SLACK)
 }
 

@@ -1,20 +1,22 @@
 //! The GPU backend (built with the `cuda` feature): the safe calls into
 //! the kernels in `cuda/` (`cuda`), the device memory model (`memory`),
 //! each GPU's lane (`lanes`), the parameters' resident copies (`resident`),
-//! MSMs over streamed points (`streamed`), and a circuit's GPU stage
-//! (`stage`).
+//! MSMs over streamed points (`streamed`), a circuit's GPU stage (`stage`)
+//! and the circuits of a call proved together over streamed points
+//! (`group`).
 
 #[allow(unsafe_code)]
 mod cuda;
 pub use cuda::*;
 
+pub mod group;
 pub mod lanes;
 pub mod memory;
 pub mod resident;
 pub mod stage;
 mod streamed;
 
-pub use streamed::{streamed_msm, streamed_msm_in_chunks};
+pub use streamed::{streamed_msm, streamed_msm_in_chunks, streamed_msms, streamed_msms_in_chunks};
 
 pub use crate::backend::DeviceMemory;
 use crate::error::{Error, Result};

@@ -7,12 +7,13 @@ use crate::backend::gpu;
 use crate::backend::{check_cancelled, cpu, Call};
 use crate::error::{Error, ErrorKind, Result};
 use crate::faults;
-use crate::groth16::{select, Assignment, Mask, Queries, Query, QuerySums, Term, Vector, WitnessSums};
+use crate::groth16::{select, Assignment, Queries, Query, QuerySums, Term, Vector, WitnessSums};
 use crate::math::domain::Domain;
 use crate::math::{Fr, G1, G2};
+use crate::params::Parameters;
 use crate::stats::{timed, Stage, STATS};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
 /// One circuit of a call on its way through the GPU stage.
@@ -23,35 +24,6 @@ struct Circuit<'a> {
     /// `Some(index)`: its values are still to be checked below the modulus,
     /// as they go up to the GPU (see `gpu::Checked`).
     check: Option<usize>,
-}
-
-/// The witness scalars that meet points through each density bitmap,
-/// selected on the CPU for MSMs over streamed points (resident points take
-/// the bitmaps on the GPU).
-struct DensitySelected {
-    a_aux: Vec<Fr>,
-    b_inputs: Vec<Fr>,
-    b_aux: Vec<Fr>,
-}
-
-impl DensitySelected {
-    fn of(w: &Assignment) -> DensitySelected {
-        DensitySelected {
-            a_aux: select(w.aux, w.mask(Mask::AAux)),
-            b_inputs: select(w.inputs, w.mask(Mask::BInputs)),
-            b_aux: select(w.aux, w.mask(Mask::BAux)),
-        }
-    }
-
-    /// A term's scalars: `vector`'s values, selected by its mask.
-    fn scalars<'a>(&'a self, w: &'a Assignment, h: &'a [Fr], term: &Term) -> &'a [Fr] {
-        match term.mask {
-            None => w.vector(term.vector, h),
-            Some(Mask::AAux) => &self.a_aux,
-            Some(Mask::BInputs) => &self.b_inputs,
-            Some(Mask::BAux) => &self.b_aux,
-        }
-    }
 }
 
 /// The four witness MSMs (L, A, B_G1, B_G2) on the GPU over the device
@@ -152,34 +124,35 @@ fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option
 
 /// The five MSMs on the GPU with the points streamed from host memory (the
 /// parameters are not resident: too large for the GPU, or asked not to be).
-fn streamed_sums(
-    call: &Call,
-    device: usize,
-    w: &Assignment,
-    sel: &DensitySelected,
-    h: &[Fr],
-) -> Result<QuerySums> {
+fn streamed_sums(call: &Call, device: usize, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
     let params = call.params;
     // H has one point fewer than the domain: h's last value meets none.
     let h = &h[..h.len().min(params.h.len())];
+    // Each term's density is applied on the device, chunk by chunk.
+    let density = |t: &Term| t.mask.map(|mask| w.mask(mask));
     Queries::of(w).sums(
         |t| {
             let points = &t.query.g1_points(params)[t.offset..];
-            gpu::streamed_msm::<G1>(device, points, sel.scalars(w, h, t))
+            gpu::streamed_msm::<G1>(device, points, w.vector(t.vector, h), density(t))
         },
-        |t| gpu::streamed_msm::<G2>(device, &params.b_g2[t.offset..], sel.scalars(w, h, t)),
+        |t| {
+            gpu::streamed_msm::<G2>(
+                device,
+                &params.b_g2[t.offset..],
+                w.vector(t.vector, h),
+                density(t),
+            )
+        },
     )
 }
 
 /// The GPU stage of one circuit, inside its GPU's lane: the H step, and
-/// the MSMs over resident points or, without them, streamed points (with
-/// the density selections `sel` made beforehand on the CPU). Streamed MSMs
-/// out of device memory (other work holds it) run on the CPU.
+/// the MSMs over resident points or, without them, streamed points.
+/// Streamed MSMs out of device memory (other work holds it) run on the CPU.
 fn gpu_stage(
     call: &Call,
     device: Option<&gpu::DeviceParams>,
     circuit: Circuit,
-    sel: Option<&DensitySelected>,
     (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
     gpu: usize,
 ) -> Result<QuerySums> {
@@ -213,22 +186,15 @@ fn gpu_stage(
     };
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
-    let sel = match (device, sel) {
-        (Some(device), _) => return resident_stage(call, device, circuit, (abc, aux), gpu, waited),
-        (None, Some(sel)) => sel,
-        (None, None) => {
-            return Err(Error::new(
-                ErrorKind::Gpu,
-                "internal: MSMs over streamed points without the density selections",
-            ))
-        }
-    };
+    if let Some(device) = device {
+        return resident_stage(call, device, circuit, (abc, aux), gpu, waited);
+    }
     let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
     log_h_step(index, &t);
     let h_done = Instant::now();
     STATS.add(Stage::GpuH, h_done - waited);
     check_cancelled(cancelled)?;
-    let sums = match streamed_sums(call, gpu, w, sel, &h) {
+    let sums = match streamed_sums(call, gpu, w, &h) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             // Other work holds the GPU's memory: this circuit's MSMs
             // are still owed, and the CPU can do them.
@@ -417,6 +383,23 @@ fn upload_ahead(
     Ok(ahead)
 }
 
+/// `params`' copy on GPU `gpu`, uploaded on the first proof there (or
+/// declined: `None`, the points stream), inside the GPU's lane: the decision
+/// reads the room the budget leaves, which a circuit's GPU stage would be
+/// using.
+pub fn resident_copy(params: &Parameters, gpu: usize) -> Option<Arc<gpu::DeviceParams>> {
+    let started = Instant::now();
+    let device = match resident::decided(params, gpu) {
+        Some(device) => device,
+        None => {
+            let _lane = lanes::gpu_lane(gpu);
+            resident::get_or_upload(params, gpu)
+        }
+    };
+    STATS.add(Stage::ParamsUpload, started.elapsed());
+    device
+}
+
 /// Circuit `index`'s H step and five MSMs on GPU `gpu`: its parameters'
 /// residency decided on the first proof there, its checks and selections
 /// outside the lane, its a, b, c uploaded ahead while another circuit holds
@@ -429,19 +412,7 @@ pub fn sums(call: &Call, index: usize, w: &Assignment, gpu: usize) -> Result<Que
         values_checked,
         ..
     } = *call;
-    let started = Instant::now();
-    // The parameters go to the GPU on first use (or stay on the host),
-    // inside the lane: the decision reads the GPU's free memory, which
-    // another circuit's GPU stage would be using.
-    let device = match resident::decided(params, gpu) {
-        Some(device) => device,
-        None => {
-            let _lane = lanes::gpu_lane(gpu);
-            resident::get_or_upload(params, gpu)
-        }
-    };
-    let selecting = Instant::now();
-    STATS.add(Stage::ParamsUpload, selecting - started);
+    let device = resident_copy(params, gpu);
     // Values not known to be below the modulus: with resident points a, b,
     // c and aux go up through the staging copies, which check them on the
     // way (`gpu::Checked`), so only the inputs are checked here; with
@@ -460,11 +431,6 @@ pub fn sums(call: &Call, index: usize, w: &Assignment, gpu: usize) -> Result<Que
             None
         }
     };
-    // Streamed MSMs take their density selections from the CPU, made
-    // before the lane so that they overlap another circuit's GPU stage.
-    let selecting = Instant::now();
-    let sel = device.is_none().then(|| DensitySelected::of(w));
-    STATS.add(Stage::CpuSelect, selecting.elapsed());
     check_cancelled(cancelled)?;
     // With resident points (h stays on the GPU), a, b, c go up while
     // another circuit's GPU stage runs; with the lane free, the H step
@@ -475,5 +441,5 @@ pub fn sums(call: &Call, index: usize, w: &Assignment, gpu: usize) -> Result<Que
         _ => None,
     };
     let circuit = Circuit { index, w, check };
-    gpu_stage(call, device.as_deref(), circuit, sel.as_ref(), (ahead, lane), gpu)
+    gpu_stage(call, device.as_deref(), circuit, (ahead, lane), gpu)
 }
