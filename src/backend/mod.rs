@@ -137,6 +137,10 @@ mod present {
     pub fn resident_bytes(params: &Parameters) -> usize {
         gpu::resident::bytes(params)
     }
+
+    pub fn forget_gpu_copies(params: &Parameters) {
+        gpu::resident::forget(params)
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -194,6 +198,8 @@ mod present {
     pub fn resident_bytes(_params: &Parameters) -> usize {
         0
     }
+
+    pub fn forget_gpu_copies(_params: &Parameters) {}
 }
 
 use present::{gpu_group_sums, gpu_sums};
@@ -231,3 +237,9 @@ pub use present::device_free;
 /// Device bytes of `params`' resident copies over all GPUs (0 before the
 /// first GPU proof, on the CPU, and after the parameters are dropped).
 pub use present::resident_bytes;
+
+/// Frees `params`' copies on every GPU and forgets whether they stay there,
+/// so that the next GPU proof decides afresh (after a new device budget);
+/// circuits in flight keep what they hold until they end. Nothing without
+/// CUDA.
+pub use present::forget_gpu_copies;

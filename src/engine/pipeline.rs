@@ -93,8 +93,9 @@ pub(crate) fn prove_job(
         return (0..circuits.len()).map(|i| prove_on(i, Backend::Cpu)).collect();
     }
     // With the points streamed, each GPU proves its share of the call's
-    // circuits together, so that each point goes up once for all of them.
-    if circuits.len() > 1 && gpus.iter().all(|&d| backend::points_stream(params, d)) {
+    // circuits together, so that each point goes up once for all of them
+    // (where circuits share their terms, as a PoRep call's partitions do).
+    if proved_together(&call, &gpus, circuits)? {
         return prove_in_groups(&call, &gpus, circuits, r, s);
     }
     // Workers in GPU order (0, 1, .., 0, 1, ..), so that a few circuits
@@ -157,10 +158,39 @@ pub(crate) fn prove_job(
         })
 }
 
+/// Whether the call's circuits go to the GPUs in groups: several circuits
+/// sharing their terms (those of the first, at least), over GPUs that all
+/// stream the points. Asking decides the residency on each GPU the call
+/// uses (uploading the points where they stay), at once on all of them.
+fn proved_together(call: &Call, gpus: &[usize], circuits: &[Assignment]) -> Result<bool> {
+    let Some((first, rest)) = circuits.split_first() else {
+        return Ok(false);
+    };
+    if !rest.iter().any(|w| first.shares_terms(w)) {
+        return Ok(false);
+    }
+    call.check_cancelled()?;
+    let used = &gpus[..gpus.len().min(circuits.len())];
+    let params = call.params;
+    let streams: Vec<bool> = if used.len() == 1 {
+        vec![backend::points_stream(params, used[0])]
+    } else {
+        std::thread::scope(|scope| {
+            let asked: Vec<_> = used
+                .iter()
+                .map(|&d| scope.spawn(move || backend::points_stream(params, d)))
+                .collect();
+            // A panicked decision counts as resident: the worker path decides again.
+            asked.into_iter().map(|h| h.join().unwrap_or(false)).collect()
+        })
+    };
+    Ok(streams.iter().all(|&s| s))
+}
+
 /// The call's circuits over GPUs whose points stream: circuit i goes to
 /// GPU i mod (the number of GPUs), and each GPU proves its circuits as one
-/// group (`backend::sums_of_group`). The first error in circuit order, else
-/// every proof.
+/// group (`backend::sums_of_group`). The first failed group's error (in
+/// GPU order), else every proof.
 fn prove_in_groups(
     call: &Call,
     gpus: &[usize],
@@ -202,7 +232,7 @@ fn prove_in_groups(
         vec![prove_group(0)]
     } else {
         std::thread::scope(|scope| {
-            let running: Vec<_> = (0..gpus.len().min(circuits.len()))
+            let running: Vec<_> = (0..gpus.len())
                 .map(|k| scope.spawn(move || prove_group(k)))
                 .collect();
             running

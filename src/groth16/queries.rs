@@ -11,7 +11,7 @@
 //! where k counts the dense variables before i and n_b the B-dense inputs.
 
 use super::{Assignment, QuerySums};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::math::{Fr, G1Affine, G1, G2};
 use crate::params::Parameters;
 use rayon::prelude::*;
@@ -140,7 +140,14 @@ impl Queries {
             .zip(g2(&self.b_g2[1])?)
             .map(|(x, y)| x + y)
             .collect();
-        Ok((0..l.len())
+        let n = l.len();
+        if [a.len(), b_g1.len(), b_g2.len()] != [n; 3] {
+            return Err(Error::new(
+                ErrorKind::Gpu,
+                "internal: the terms' MSMs gave different numbers of sums",
+            ));
+        }
+        Ok((0..n)
             .map(|j| WitnessSums {
                 l: l[j],
                 a: a[j],

@@ -7,7 +7,7 @@
 use super::{lanes, stage};
 use crate::backend::gpu;
 use crate::backend::{cpu, Call};
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{Assignment, Queries, QuerySums, Term, WitnessSums};
 use crate::math::{G1, G2};
 use crate::stats::{timed, Stage, STATS};
@@ -32,7 +32,11 @@ pub fn sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Resul
     let mut sums: Vec<Option<QuerySums>> = vec![None; circuits.len()];
     for class in classes {
         let members: Vec<(usize, &Assignment)> = class.iter().map(|&k| circuits[k]).collect();
-        for (k, s) in class.into_iter().zip(sharing_terms(call, &members, gpu)?) {
+        let proved = sharing_terms(call, &members, gpu)?;
+        if proved.len() != class.len() {
+            return Err(Error::new(ErrorKind::Gpu, "internal: a group's sums are missing"));
+        }
+        for (k, s) in class.into_iter().zip(proved) {
             sums[k] = Some(s);
         }
     }

@@ -113,3 +113,10 @@ pub fn bytes(params: &Parameters) -> usize {
     let copies = copies_map().get(&params.id.get()).cloned();
     copies.map_or(0, |c| c.per_device.iter().map(made_bytes).sum())
 }
+
+/// Frees `params`' copies on every GPU and forgets the decisions, so that
+/// the next GPU proof decides afresh (under a new device budget, say).
+/// Circuits in flight keep the copies they hold until they end.
+pub fn forget(params: &Parameters) {
+    release(params.id.get());
+}

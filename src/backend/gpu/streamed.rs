@@ -5,6 +5,7 @@
 use super::{memory, msm, DeviceGroup, DevicePoints, Scalars};
 use crate::error::{Error, ErrorKind, Result};
 use crate::math::{bits_set_below, Fr};
+use std::ops::Range;
 
 /// Σ scalars[i]·points[i] on GPU `device` with the points in host memory;
 /// with `density`, the sum over the scalars whose bit is set, the k-th of
@@ -85,19 +86,6 @@ pub fn streamed_msms_in_chunks<P: DeviceGroup>(
     if n == 0 {
         return Ok(sums);
     }
-    let chunk = match density {
-        Some(_) => chunk.max(1).next_multiple_of(64),
-        None => chunk.max(1),
-    };
-    // Chunk i covers scalars [i·chunk, (i+1)·chunk) and the points they
-    // meet: all of theirs without a density, else one per bit set.
-    let points_of = |start: usize, end: usize| match density {
-        None => start..end,
-        Some(words) => {
-            let before = bits_set_below(words, start);
-            before..before + bits_set_below(&words[start / 64..], end - start)
-        }
-    };
     let join = |h: std::thread::ScopedJoinHandle<'_, Result<DevicePoints>>| {
         h.join().unwrap_or_else(|_| {
             Err(Error::new(
@@ -106,22 +94,18 @@ pub fn streamed_msms_in_chunks<P: DeviceGroup>(
             ))
         })
     };
-    // Chunks whose scalars meet no point (all their bits clear) are left out.
-    let chunks: Vec<(usize, usize)> = (0..n)
-        .step_by(chunk)
-        .map(|start| (start, n.min(start + chunk)))
-        .filter(|&(start, end)| !points_of(start, end).is_empty())
-        .collect();
+    let chunks = chunks(n, chunk, density);
     std::thread::scope(|scope| {
-        let upload = |(start, end): (usize, usize)| {
-            let part = &points[points_of(start, end)];
+        let upload = |c: &Chunk| {
+            let part = &points[c.points.clone()];
             scope.spawn(move || P::upload(device, part))
         };
-        let mut next = chunks.first().map(|&c| upload(c));
-        for (i, &(start, end)) in chunks.iter().enumerate() {
+        let mut next = chunks.first().map(upload);
+        for (i, c) in chunks.iter().enumerate() {
+            let (start, end) = (c.scalars.start, c.scalars.end);
             let Some(pending) = next.take() else { break };
             let current = join(pending)?;
-            next = chunks.get(i + 1).map(|&c| upload(c));
+            next = chunks.get(i + 1).map(upload);
             let words = density.map(|words| &words[start / 64..end.div_ceil(64)]);
             for (sum, scalars) in sums.iter_mut().zip(scalars) {
                 *sum = *sum + msm::<P>(&current, 0, Scalars::Host(&scalars[start..end]), words)?;
@@ -129,4 +113,107 @@ pub fn streamed_msms_in_chunks<P: DeviceGroup>(
         }
         Ok(sums)
     })
+}
+
+/// One chunk of a streamed MSM: its scalars, and the points they meet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Chunk {
+    scalars: Range<usize>,
+    points: Range<usize>,
+}
+
+/// The chunks of `n` scalars, `chunk` at a time (with a density a multiple
+/// of 64, so that each starts at a word of it), each with the points its
+/// scalars meet: theirs without a density, else one per bit set, counted
+/// as the chunks go. Chunks that meet no point are left out. The density,
+/// when given, has at least ceil(n / 64) words.
+fn chunks(n: usize, chunk: usize, density: Option<&[u64]>) -> Vec<Chunk> {
+    let chunk = chunk.clamp(1, n.max(1));
+    let chunk = if density.is_some() {
+        chunk.next_multiple_of(64)
+    } else {
+        chunk
+    };
+    let mut out = Vec::with_capacity(n.div_ceil(chunk));
+    let mut point = 0;
+    for start in (0..n).step_by(chunk) {
+        let end = n.min(start + chunk);
+        let meets = match density {
+            None => end - start,
+            Some(words) => bits_set_below(&words[start / 64..], end - start),
+        };
+        if meets > 0 {
+            out.push(Chunk {
+                scalars: start..end,
+                points: point..point + meets,
+            });
+        }
+        point += meets;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_scalars_and_their_points() {
+        assert_eq!(chunks(0, 10, None), vec![]);
+        assert_eq!(
+            chunks(25, 10, None),
+            vec![
+                Chunk {
+                    scalars: 0..10,
+                    points: 0..10
+                },
+                Chunk {
+                    scalars: 10..20,
+                    points: 10..20
+                },
+                Chunk {
+                    scalars: 20..25,
+                    points: 20..25
+                },
+            ]
+        );
+        // With a density: chunks of 64, the middle word clear (no chunk),
+        // bits at and past n = 150 not counted; 100 rounds up to 128.
+        let words = [0b1011u64, 0, u64::MAX];
+        assert_eq!(
+            chunks(150, 64, Some(&words)),
+            vec![
+                Chunk {
+                    scalars: 0..64,
+                    points: 0..3
+                },
+                Chunk {
+                    scalars: 128..150,
+                    points: 3..25
+                },
+            ]
+        );
+        assert_eq!(
+            chunks(150, 100, Some(&words)),
+            vec![
+                Chunk {
+                    scalars: 0..128,
+                    points: 0..3
+                },
+                Chunk {
+                    scalars: 128..150,
+                    points: 3..25
+                },
+            ]
+        );
+        // A chunk larger than anything: one chunk, no overflow.
+        assert_eq!(
+            chunks(150, usize::MAX, Some(&words)),
+            vec![Chunk {
+                scalars: 0..150,
+                points: 0..25
+            }]
+        );
+        assert_eq!(chunks(5, 0, None).len(), 5, "a chunk of at least one");
+    }
 }

@@ -159,6 +159,12 @@ struct BenchArgs {
     /// list runs each.
     #[arg(long, value_delimiter = ',', default_values_t = [1usize])]
     jobs: Vec<usize>,
+    /// Device budgets per GPU to run every round under, a comma-separated
+    /// list (e.g. 16G,24G); the parameters' residency is decided afresh
+    /// under each. None: the budget as it is (C2P_DEVICE_BUDGET or the
+    /// default).
+    #[arg(long, value_delimiter = ',')]
+    device_budget: Vec<String>,
     /// With --porep: percent of aux values that are 0.
     #[arg(long, default_value_t = 51.19)]
     aux_zeros: f64,

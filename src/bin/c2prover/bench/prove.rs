@@ -30,21 +30,48 @@ pub(crate) fn bench(args: BenchArgs) -> Result<(), Error> {
     // One r and s per circuit for every round, so that any round's proofs
     // can be compared with another prover's.
     let (r, s) = c2prover::random_r_s(most);
+    let budgets = args
+        .device_budget
+        .iter()
+        .map(|text| {
+            c2prover::config::parse_bytes(text)
+                .map(Some)
+                .ok_or_else(|| Error::invalid(format!("--device-budget: `{text}` is not a size (e.g. 16G)")))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let budgets = if budgets.is_empty() { vec![None] } else { budgets };
+    let gpus: Vec<usize> = (0..c2prover::backend::device_count()).collect();
     let peak_device = DevicePeak::start(device_free_at_start);
-    if c2prover::backend::device_count() > 0 {
-        c2prover::backend::reset_device_peak(0)?;
-    }
     let mut rounds = Vec::new();
-    for &n in args.circuits.iter().filter(|_| !supraseal_alone(&args)) {
-        for &jobs in &args.jobs {
-            rounds.push(bench_round(
-                &args,
-                &params,
-                &witnesses,
-                (&r, &s),
-                n.max(1),
-                jobs.max(1),
-            )?);
+    for budget in budgets {
+        if let Some(bytes) = budget {
+            c2prover::backend::set_device_budget(&gpus, bytes)?;
+            // Resident or streamed is decided afresh under this budget.
+            c2prover::backend::forget_gpu_copies(&params);
+            println!("device budget {} per GPU", human(bytes as u64));
+        }
+        for &d in &gpus {
+            c2prover::backend::reset_device_peak(d)?;
+        }
+        for &n in args.circuits.iter().filter(|_| !supraseal_alone(&args)) {
+            for &jobs in &args.jobs {
+                rounds.push(bench_round(
+                    &args,
+                    &params,
+                    &witnesses,
+                    (&r, &s),
+                    n.max(1),
+                    jobs.max(1),
+                )?);
+            }
+        }
+        if let Ok(m) = c2prover::backend::device_memory(0) {
+            println!(
+                "device budget of GPU 0: peak {} of the library's allocations against a budget of {} ({:.1} %)",
+                human(m.peak as u64),
+                human(m.budget as u64),
+                100.0 * m.peak as f64 / m.budget.max(1) as f64
+            );
         }
     }
     println!(
@@ -54,14 +81,6 @@ pub(crate) fn bench(args: BenchArgs) -> Result<(), Error> {
         human(c2prover::backend::resident_bytes(&params) as u64),
         peak_device.finish().map_or("n/a (no GPU)".into(), human),
     );
-    if let Ok(m) = c2prover::backend::device_memory(0) {
-        println!(
-            "device budget of GPU 0: peak {} of the library's allocations against a budget of {} ({:.1} %)",
-            human(m.peak as u64),
-            human(m.budget as u64),
-            100.0 * m.peak as f64 / m.budget.max(1) as f64
-        );
-    }
     // The proofs of the round with the most circuits (ties: the last).
     let ours = rounds.iter().max_by_key(|round| round.proofs.len());
     if args.check_cpu {
