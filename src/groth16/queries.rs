@@ -115,11 +115,11 @@ impl Queries {
         mut g1: impl FnMut(&Term) -> Result<G1>,
         mut g2: impl FnMut(&Term) -> Result<G2>,
     ) -> Result<WitnessSums> {
-        let l = g1(&self.l)?;
-        let a = g1(&self.a[0])? + g1(&self.a[1])?;
-        let b_g1 = g1(&self.b_g1[0])? + g1(&self.b_g1[1])?;
-        let b_g2 = g2(&self.b_g2[0])? + g2(&self.b_g2[1])?;
-        Ok(WitnessSums { l, a, b_g1, b_g2 })
+        // One circuit: the many-circuit sums of a group of one.
+        let sums = self.witness_sums_of_many(|t| Ok(vec![g1(t)?]), |t| Ok(vec![g2(t)?]))?;
+        sums.into_iter()
+            .next()
+            .ok_or_else(|| Error::new(ErrorKind::Panic, "internal error: no witness sums"))
     }
 
     /// The witness sums of several circuits whose terms are these (see
@@ -143,8 +143,8 @@ impl Queries {
         let n = l.len();
         if [a.len(), b_g1.len(), b_g2.len()] != [n; 3] {
             return Err(Error::new(
-                ErrorKind::Gpu,
-                "internal: the terms' MSMs gave different numbers of sums",
+                ErrorKind::Panic,
+                "internal error: the terms' MSMs gave different numbers of sums",
             ));
         }
         Ok((0..n)

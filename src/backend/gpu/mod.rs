@@ -16,7 +16,7 @@ pub mod resident;
 pub mod stage;
 mod streamed;
 
-pub use streamed::{streamed_msm, streamed_msm_in_chunks, streamed_msms, streamed_msms_in_chunks};
+pub use streamed::{streamed_msm, streamed_msm_in_chunks, streamed_msms};
 
 pub use crate::backend::DeviceMemory;
 use crate::error::{Error, Result};

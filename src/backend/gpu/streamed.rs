@@ -53,7 +53,7 @@ pub fn streamed_msms<P: DeviceGroup>(
 }
 
 /// `streamed_msms` with chunks of `chunk` scalars.
-pub fn streamed_msms_in_chunks<P: DeviceGroup>(
+fn streamed_msms_in_chunks<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
     scalars: &[&[Fr]],
