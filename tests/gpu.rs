@@ -540,7 +540,8 @@ mod msm {
     use super::gpu;
     use c2prover::backend::cpu::msm::dense_msm;
     use c2prover::backend::gpu::{
-        msm, streamed_msm, streamed_msm_in_chunks, upload_g1, upload_g2, upload_scalars, Scalars,
+        msm, streamed_msm, streamed_msm_in_chunks, streamed_msms_sharing_scalars,
+        streamed_msms_sharing_scalars_in_chunks, upload_g1, upload_g2, upload_scalars, HostTerm, Scalars,
     };
     use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use rand_chacha::ChaCha8Rng;
@@ -1153,6 +1154,87 @@ mod msm {
         );
     }
 
+    /// MSMs of several terms over shared scalar vectors (each chunk of a
+    /// vector uploaded once for all the terms) equal the MSMs of the
+    /// scalars selected on the host, term by term and vector by vector:
+    /// a dense G1 term, G1 and G2 terms with densities (a stretch of clear
+    /// bits longer than a chunk), chunks not a multiple of 64, one chunk.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_msms_sharing_scalars_equal_host_selection() {
+        let _gpu = gpu("streamed_msms_sharing_scalars_equal_host_selection");
+        let n = (1 << 19) + 77;
+        let vectors = [scalars(n, 40, 40, 910), scalars(n, 51, 47, 911)];
+        let mut rng = ChaCha8Rng::seed_from_u64(912);
+        let mut words: Vec<u64> = (0..n.div_ceil(64))
+            .map(|_| rng.next_u64() & rng.next_u64())
+            .collect();
+        words[100..3000].iter_mut().for_each(|w| *w = 0);
+        let pick = |s: &[Fr]| -> Vec<Fr> {
+            (0..n)
+                .filter(|&i| (words[i / 64] >> (i % 64)) & 1 == 1)
+                .map(|i| s[i])
+                .collect()
+        };
+        let picked = pick(&vectors[0]).len();
+        let dense = g1_points(n, 1 << 12, 913);
+        let sparse = g1_points(picked, 1 << 11, 914);
+        let sparse_g2 = g2_points(picked + 5, 1 << 10, 915);
+        let g1 = [
+            HostTerm::<G1> {
+                points: &dense,
+                density: None,
+            },
+            HostTerm::<G1> {
+                points: &sparse,
+                density: Some(&words),
+            },
+        ];
+        let g2 = [HostTerm::<G2> {
+            points: &sparse_g2,
+            density: Some(&words),
+        }];
+        let refs: Vec<&[Fr]> = vectors.iter().map(|v| v.as_slice()).collect();
+        let none = || Ok(());
+        let mut runs = vec![streamed_msms_sharing_scalars(0, &g1, &g2, &refs, &none).unwrap()];
+        for chunk in [100_000, 150_001] {
+            runs.push(streamed_msms_sharing_scalars_in_chunks(0, &g1, &g2, &refs, &none, chunk).unwrap());
+        }
+        for (run, got) in runs.iter().enumerate() {
+            for (v, s) in vectors.iter().enumerate() {
+                let selected = pick(s);
+                assert_eq!(
+                    got.g1[0][v].to_affine(),
+                    dense_msm(&dense, s).to_affine(),
+                    "run {run}, vector {v}: dense"
+                );
+                assert_eq!(
+                    got.g1[1][v].to_affine(),
+                    dense_msm(&sparse, &selected).to_affine(),
+                    "run {run}, vector {v}: G1 with a density"
+                );
+                assert_eq!(
+                    got.g2[0][v].to_affine(),
+                    dense_msm(&sparse_g2[..picked], &selected).to_affine(),
+                    "run {run}, vector {v}: G2 with a density"
+                );
+            }
+        }
+        let short = [HostTerm::<G1> {
+            points: &sparse[..picked - 1],
+            density: Some(&words),
+        }];
+        assert!(
+            streamed_msms_sharing_scalars(0, &short, &[], &refs, &none).is_err(),
+            "fewer points than bits set"
+        );
+        let uneven = [refs[0], &refs[1][1..]];
+        assert!(
+            streamed_msms_sharing_scalars(0, &g1, &g2, &uneven, &none).is_err(),
+            "vectors of different lengths"
+        );
+    }
+
     /// A proof with the parameters streamed equals one with them resident,
     /// byte for byte, and verifies. (Byte identity with bellperson on the
     /// streamed path: `bellperson_identity` run with C2P_PARAMS_ON_GPU=never.)
@@ -1232,6 +1314,50 @@ mod msm {
             let valid = c2prover::verify(&params.vk, &w.inputs[1..], &gpu[i]).unwrap();
             assert_eq!(valid, i < 3, "circuit {i} verifies only with its own density");
         }
+    }
+
+    /// H's MSM over streamed points for a batch of circuits at a time (their
+    /// h waiting in host memory), the last batch smaller than the others:
+    /// every sum equals the CPU backend's, whatever the batch.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_h_in_batches_equals_cpu() {
+        use c2prover::backend::{self, Backend, Call};
+        use c2prover::testkit::synthetic::Circuit;
+        use c2prover::Residency;
+        let _gpu = gpu("streamed_h_in_batches_equals_cpu");
+        let circuits: Vec<Circuit> = (0..3)
+            .map(|k| Circuit::porep_like(16, 11, 40 + k).unwrap())
+            .collect();
+        let mut params = circuits[0].setup(13);
+        params.residency = Residency::Never;
+        let witnesses: Vec<_> = circuits.iter().map(Circuit::witness).collect();
+        let assignments: Vec<_> = witnesses.iter().map(|w| w.as_assignment()).collect();
+        let domain = c2prover::groth16::domain_of(&params).unwrap();
+        let cancelled = std::sync::atomic::AtomicBool::new(false);
+        let call = Call {
+            params: &params,
+            domain: &domain,
+            cancelled: &cancelled,
+            values_checked: false,
+        };
+        let group: Vec<(usize, &c2prover::Assignment)> = assignments.iter().enumerate().collect();
+        let cpu: Vec<_> = group
+            .iter()
+            .map(|&(i, w)| backend::sums(Backend::Cpu, &call, i, w).unwrap())
+            .collect();
+        for batch in [1, 2, 3] {
+            let on_gpu = backend::sums_of_group(Backend::Gpu(0), &call, &group, batch).unwrap();
+            assert_eq!(on_gpu.len(), cpu.len());
+            for (i, (g, c)) in on_gpu.iter().zip(&cpu).enumerate() {
+                assert!(g.h == c.h, "batch {batch}, circuit {i}: H");
+                assert!(
+                    g.l == c.l && g.a == c.a && g.b_g1 == c.b_g1 && g.b_g2 == c.b_g2,
+                    "batch {batch}, circuit {i}: the witness sums"
+                );
+            }
+        }
+        assert_eq!(backend::resident_bytes(&params), 0, "the points streamed");
     }
 
     /// The parameters' GPU copy is freed when the parameters are dropped:

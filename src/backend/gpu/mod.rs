@@ -16,7 +16,10 @@ pub mod resident;
 pub mod stage;
 mod streamed;
 
-pub use streamed::{streamed_msm, streamed_msm_in_chunks, streamed_msms};
+pub use streamed::{
+    streamed_msm, streamed_msm_in_chunks, streamed_msms, streamed_msms_sharing_scalars,
+    streamed_msms_sharing_scalars_in_chunks, HostTerm, SharedSums,
+};
 
 pub use crate::backend::DeviceMemory;
 use crate::error::{Error, Result};

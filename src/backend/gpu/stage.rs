@@ -2,14 +2,14 @@
 //! the lane, the H step and the five MSMs over resident or streamed points,
 //! with the witness MSMs beside H's when the device budget holds both.
 
-use super::{lanes, resident};
+use super::{group, lanes, resident};
 use crate::backend::gpu;
 use crate::backend::{check_cancelled, cpu, Call};
 use crate::error::{Error, ErrorKind, Result};
 use crate::faults;
 use crate::groth16::{select, Assignment, Queries, Query, QuerySums, Term, Vector, WitnessSums};
 use crate::math::domain::Domain;
-use crate::math::{Fr, G1, G2};
+use crate::math::{Fr, G1};
 use crate::params::Parameters;
 use crate::stats::{timed, Stage, STATS};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,27 +123,19 @@ fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option
 }
 
 /// The five MSMs on the GPU with the points streamed from host memory (the
-/// parameters are not resident: too large for the GPU, or asked not to be).
-fn streamed_sums(call: &Call, device: usize, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
+/// parameters are not resident: too large for the GPU, or asked not to be):
+/// H's, then the witness sums as a group of one.
+fn streamed_sums(call: &Call, device: usize, index: usize, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
     let params = call.params;
     // H has one point fewer than the domain: h's last value meets none.
     let h = &h[..h.len().min(params.h.len())];
-    // Each term's density is applied on the device, chunk by chunk.
-    let density = |t: &Term| t.mask.map(|mask| w.mask(mask));
-    Queries::of(w).sums(
-        |t| {
-            let points = &t.query.g1_points(params)[t.offset..];
-            gpu::streamed_msm::<G1>(device, points, w.vector(t.vector, h), density(t))
-        },
-        |t| {
-            gpu::streamed_msm::<G2>(
-                device,
-                &params.b_g2[t.offset..],
-                w.vector(t.vector, h),
-                density(t),
-            )
-        },
-    )
+    let h = gpu::streamed_msm::<G1>(device, &params.h, h, None)?;
+    let witness = group::witness_sums(call, &[(index, w)], device)?;
+    witness
+        .into_iter()
+        .next()
+        .map(|sums| sums.with_h(h))
+        .ok_or_else(|| Error::new(ErrorKind::Gpu, "internal: a circuit's witness sums are missing"))
 }
 
 /// The GPU stage of one circuit, inside its GPU's lane: the H step, and
@@ -194,7 +186,7 @@ fn gpu_stage(
     let h_done = Instant::now();
     STATS.add(Stage::GpuH, h_done - waited);
     check_cancelled(cancelled)?;
-    let sums = match streamed_sums(call, gpu, w, &h) {
+    let sums = match streamed_sums(call, gpu, index, w, &h) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             // Other work holds the GPU's memory: this circuit's MSMs
             // are still owed, and the CPU can do them.

@@ -2,9 +2,9 @@
 //! each chunk's upload overlapping the previous chunk's MSM, and a density
 //! bitmap, when there is one, is applied on the device chunk by chunk.
 
-use super::{memory, msm, DeviceGroup, DevicePoints, Scalars};
+use super::{memory, msm, upload_scalars, DeviceGroup, DevicePoints, DeviceScalars, Scalars, ScalarsAt};
 use crate::error::{Error, ErrorKind, Result};
-use crate::math::{bits_set_below, Fr};
+use crate::math::{bits_set_below, Fr, G1, G2};
 use std::ops::Range;
 
 /// Σ scalars[i]·points[i] on GPU `device` with the points in host memory;
@@ -115,6 +115,254 @@ fn streamed_msms_in_chunks<P: DeviceGroup>(
     })
 }
 
+/// One query's points in host memory for `streamed_msms_sharing_scalars`,
+/// with the density bitmap that picks the scalars meeting them (none: all
+/// of them, in order).
+pub struct HostTerm<'a, P: DeviceGroup> {
+    pub points: &'a [P::Affine],
+    pub density: Option<&'a [u64]>,
+}
+
+impl<P: DeviceGroup> HostTerm<'_, P> {
+    /// How many of scalars `start..end` meet a point (`start` a multiple
+    /// of 64 with a density; its words checked to cover `end`).
+    fn meets(&self, start: usize, end: usize) -> usize {
+        match self.density {
+            None => end - start,
+            Some(words) => bits_set_below(&words[start / 64..], end - start),
+        }
+    }
+
+    /// Checks the density and the points against `n` scalars.
+    fn check(&self, n: usize) -> Result<()> {
+        if let Some(words) = self.density {
+            if words.len() < n.div_ceil(64) {
+                return Err(Error::size_mismatch(format!(
+                    "a density bitmap of {} words for {n} scalars",
+                    words.len()
+                )));
+            }
+        }
+        let needed = self.meets(0, n);
+        if self.points.len() < needed {
+            return Err(Error::size_mismatch(format!(
+                "{needed} scalars for {} points",
+                self.points.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The device memory of one chunk's MSM of `chunk` scalars on the
+    /// device (read by several MSMs).
+    fn msm_bytes(&self, device: usize, chunk: usize) -> usize {
+        super::msm_bytes(
+            device,
+            P::CURVE,
+            chunk,
+            ScalarsAt::DeviceShared,
+            self.density.is_some(),
+        )
+        .unwrap_or(usize::MAX)
+    }
+
+    /// The points of `range` on GPU `device`, or none for an empty range.
+    fn upload(&self, device: usize, range: &Range<usize>) -> Result<Option<DevicePoints>> {
+        if range.is_empty() {
+            return Ok(None);
+        }
+        P::upload(device, &self.points[range.clone()]).map(Some)
+    }
+
+    /// Adds to `sum` this term's MSM over `points` (its chunk on the
+    /// device, if it has any) and the chunk `scalars` of the scalars at
+    /// `on_device`.
+    fn add_msm(
+        &self,
+        sum: &mut P,
+        points: &Option<DevicePoints>,
+        scalars: &Range<usize>,
+        on_device: &DeviceScalars,
+    ) -> Result<()> {
+        if let Some(points) = points {
+            let words = self
+                .density
+                .map(|words| &words[scalars.start / 64..scalars.end.div_ceil(64)]);
+            *sum = *sum + msm::<P>(points, 0, Scalars::Shared(on_device), words)?;
+        }
+        Ok(())
+    }
+}
+
+/// Each term's sum for each scalar vector, `[term][vector]`.
+pub struct SharedSums {
+    pub g1: Vec<Vec<G1>>,
+    pub g2: Vec<Vec<G2>>,
+}
+
+/// MSMs over the same scalar vectors (a call's circuits' aux values) and
+/// several terms' points in host memory (L, A, B_G1 in G1; B_G2 in G2): for
+/// each term and vector, the sum over the scalars the term's density picks
+/// (all without one), the k-th of them times the term's k-th point. The
+/// scalars go up in chunks of a multiple of 64, each chunk of a vector once
+/// for every term (not once per term: the aux values were three quarters
+/// of a streamed call's uploads), and each chunk of a term's points once
+/// for every vector, the next chunk's points going up (a thread of its
+/// own) during the current chunk's MSMs. `between` runs before each
+/// vector's chunk (a cancelled call stops there). Device memory: two
+/// chunks of every term's points, one chunk of scalars and the largest of
+/// one chunk's MSMs, within the room.
+pub fn streamed_msms_sharing_scalars(
+    device: usize,
+    g1: &[HostTerm<G1>],
+    g2: &[HostTerm<G2>],
+    scalars: &[&[Fr]],
+    between: &dyn Fn() -> Result<()>,
+) -> Result<SharedSums> {
+    let n = check_shared(g1, g2, scalars)?;
+    let bytes = |chunk: usize| {
+        let points = shared_chunks(n, chunk, g1, g2)
+            .iter()
+            .map(|c| c.point_bytes())
+            .max()
+            .unwrap_or(0);
+        let msm = g1
+            .iter()
+            .map(|t| t.msm_bytes(device, chunk))
+            .chain(g2.iter().map(|t| t.msm_bytes(device, chunk)))
+            .max()
+            .unwrap_or(0);
+        (2 * points)
+            .saturating_add(std::mem::size_of::<Fr>() * chunk)
+            .saturating_add(msm)
+    };
+    let chunk = memory::largest_chunk(device, n, |chunk| bytes(chunk.next_multiple_of(64)));
+    streamed_msms_sharing_scalars_in_chunks(device, g1, g2, scalars, between, chunk)
+}
+
+/// The length of `scalars`' vectors, once they and the terms are checked
+/// to fit each other.
+fn check_shared(g1: &[HostTerm<G1>], g2: &[HostTerm<G2>], scalars: &[&[Fr]]) -> Result<usize> {
+    let n = scalars.first().map_or(0, |s| s.len());
+    if scalars.iter().any(|s| s.len() != n) {
+        return Err(Error::size_mismatch(
+            "scalar vectors of different lengths over the same points",
+        ));
+    }
+    for t in g1 {
+        t.check(n)?;
+    }
+    for t in g2 {
+        t.check(n)?;
+    }
+    Ok(n)
+}
+
+/// `streamed_msms_sharing_scalars` with chunks of `chunk` scalars (rounded
+/// up to a multiple of 64).
+pub fn streamed_msms_sharing_scalars_in_chunks(
+    device: usize,
+    g1: &[HostTerm<G1>],
+    g2: &[HostTerm<G2>],
+    scalars: &[&[Fr]],
+    between: &dyn Fn() -> Result<()>,
+    chunk: usize,
+) -> Result<SharedSums> {
+    let n = check_shared(g1, g2, scalars)?;
+    let mut sums = SharedSums {
+        g1: vec![vec![G1::identity(); scalars.len()]; g1.len()],
+        g2: vec![vec![G2::identity(); scalars.len()]; g2.len()],
+    };
+    let chunks = shared_chunks(n, chunk, g1, g2);
+    type OnDevice = (Vec<Option<DevicePoints>>, Vec<Option<DevicePoints>>);
+    let join = |h: std::thread::ScopedJoinHandle<'_, Result<OnDevice>>| {
+        h.join().unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::Panic,
+                "internal error: the point upload thread panicked",
+            ))
+        })
+    };
+    std::thread::scope(|scope| {
+        let upload = |c: &SharedChunk| {
+            let c = c.clone();
+            scope.spawn(move || -> Result<OnDevice> {
+                let up_g1 = g1.iter().zip(&c.g1).map(|(t, r)| t.upload(device, r));
+                let up_g2 = g2.iter().zip(&c.g2).map(|(t, r)| t.upload(device, r));
+                Ok((up_g1.collect::<Result<_>>()?, up_g2.collect::<Result<_>>()?))
+            })
+        };
+        let mut next = chunks.first().map(upload);
+        for (i, c) in chunks.iter().enumerate() {
+            let Some(pending) = next.take() else { break };
+            let (points_g1, points_g2) = join(pending)?;
+            next = chunks.get(i + 1).map(upload);
+            for (v, values) in scalars.iter().enumerate() {
+                between()?;
+                let on_device = upload_scalars(device, &values[c.scalars.clone()], None)?;
+                for (k, (t, points)) in g1.iter().zip(&points_g1).enumerate() {
+                    t.add_msm(&mut sums.g1[k][v], points, &c.scalars, &on_device)?;
+                }
+                for (k, (t, points)) in g2.iter().zip(&points_g2).enumerate() {
+                    t.add_msm(&mut sums.g2[k][v], points, &c.scalars, &on_device)?;
+                }
+            }
+        }
+        Ok(sums)
+    })
+}
+
+/// One chunk of `streamed_msms_sharing_scalars`: its scalars, and the
+/// points each term's scalars among them meet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SharedChunk {
+    scalars: Range<usize>,
+    g1: Vec<Range<usize>>,
+    g2: Vec<Range<usize>>,
+}
+
+impl SharedChunk {
+    /// Device bytes of the chunk's points.
+    fn point_bytes(&self) -> usize {
+        let g1: usize = self.g1.iter().map(|r| r.len() * G1::POINT_BYTES).sum();
+        let g2: usize = self.g2.iter().map(|r| r.len() * G2::POINT_BYTES).sum();
+        g1 + g2
+    }
+}
+
+/// The chunks of `n` scalars, `chunk` at a time rounded up to a multiple of
+/// 64 (so that each starts at a word of every density), each with every
+/// term's points, counted as the chunks go.
+fn shared_chunks(n: usize, chunk: usize, g1: &[HostTerm<G1>], g2: &[HostTerm<G2>]) -> Vec<SharedChunk> {
+    let chunk = chunk.clamp(1, n.max(1)).next_multiple_of(64);
+    let mut at_g1 = vec![0; g1.len()];
+    let mut at_g2 = vec![0; g2.len()];
+    (0..n)
+        .step_by(chunk)
+        .map(|start| {
+            let end = n.min(start + chunk);
+            SharedChunk {
+                scalars: start..end,
+                g1: advance(&mut at_g1, |k| g1[k].meets(start, end)),
+                g2: advance(&mut at_g2, |k| g2[k].meets(start, end)),
+            }
+        })
+        .collect()
+}
+
+/// The next `meets(k)` points of each term k from `at[k]` on, moving `at`
+/// past them.
+fn advance(at: &mut [usize], meets: impl Fn(usize) -> usize) -> Vec<Range<usize>> {
+    at.iter_mut()
+        .enumerate()
+        .map(|(k, point)| {
+            let first = *point;
+            *point += meets(k);
+            first..*point
+        })
+        .collect()
+}
+
 /// One chunk of a streamed MSM: its scalars, and the points they meet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Chunk {
@@ -215,5 +463,46 @@ mod tests {
             }]
         );
         assert_eq!(chunks(5, 0, None).len(), 5, "a chunk of at least one");
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one G2 term: a vector of one range
+    fn shared_chunks_advance_every_term_by_its_own_points() {
+        assert_eq!(shared_chunks(0, 64, &[], &[]), vec![]);
+        let words = [0b1011u64, 0, u64::MAX];
+        let points = [crate::math::G1Affine::default(); 200];
+        let g2_points = [crate::math::G2Affine::default(); 200];
+        let all = HostTerm::<G1> {
+            points: &points,
+            density: None,
+        };
+        let some = HostTerm::<G1> {
+            points: &points,
+            density: Some(&words),
+        };
+        let g2 = HostTerm::<G2> {
+            points: &g2_points,
+            density: Some(&words),
+        };
+        // 100 rounds up to 128; bits past n = 150 are not counted; a chunk
+        // whose terms meet no point is still a chunk (the dense term's).
+        let got = shared_chunks(150, 100, &[all, some], &[g2]);
+        assert_eq!(
+            got,
+            vec![
+                SharedChunk {
+                    scalars: 0..128,
+                    g1: vec![0..128, 0..3],
+                    g2: vec![0..3],
+                },
+                SharedChunk {
+                    scalars: 128..150,
+                    g1: vec![128..150, 3..25],
+                    g2: vec![3..25],
+                },
+            ]
+        );
+        assert_eq!(got[0].point_bytes(), 131 * 96 + 3 * 192);
+        assert_eq!(shared_chunks(150, 0, &[], &[]).len(), 3, "a chunk of at least 64");
     }
 }
