@@ -160,12 +160,7 @@ mod present {
         Err(no_cuda())
     }
 
-    pub fn gpu_group_sums(
-        _: &Call,
-        _: &[(usize, &Assignment)],
-        _: usize,
-        _: usize,
-    ) -> Result<Vec<QuerySums>> {
+    pub fn gpu_group_sums(_: &Call, _: &[(usize, &Assignment)], _: usize) -> Result<Vec<QuerySums>> {
         Err(no_cuda())
     }
 
