@@ -196,6 +196,10 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
         }
         let h_done = Instant::now();
         STATS.add(Stage::GpuH, h_done - started);
+        log::debug!(
+            "GPU {gpu}: H's MSM over streamed points for a batch of {} circuits",
+            batch.len()
+        );
         call.check_cancelled()?;
         // H has one point fewer than the domain: h's last value meets none.
         match gpu::streamed_msms_over_device_scalars::<G1>(gpu, &params.h, &mut batch) {
