@@ -540,8 +540,10 @@ mod msm {
     use super::gpu;
     use c2prover::backend::cpu::msm::dense_msm;
     use c2prover::backend::gpu::{
-        msm, streamed_msm, streamed_msm_in_chunks, streamed_msms_sharing_scalars,
-        streamed_msms_sharing_scalars_in_chunks, upload_g1, upload_g2, upload_scalars, HostTerm, Scalars,
+        msm, streamed_msm, streamed_msm_in_chunks, streamed_msms_over_device_scalars,
+        streamed_msms_over_device_scalars_in_chunks, streamed_msms_sharing_scalars,
+        streamed_msms_sharing_scalars_in_chunks, upload_g1, upload_g2, upload_scalars, Checked,
+        CheckedScalars, HostTerm, Scalars,
     };
     use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use rand_chacha::ChaCha8Rng;
@@ -685,10 +687,7 @@ mod msm {
             limbs([0, 0, r[2] + 1, r[3]]),
             limbs([0, 0, 0, u64::MAX]),
         ];
-        let checked = Some(Checked {
-            circuit: 3,
-            vector: "aux",
-        });
+        let checked = Checked::of(Some(3), "aux");
         // 2^24 + 5 values (512 MiB and a bit): over two 256 MiB pieces.
         let n = (1usize << 24) + 5;
         let mut values = scalars(n, 30, 30, 97);
@@ -1194,7 +1193,13 @@ mod msm {
             points: &sparse_g2,
             density: Some(&words),
         }];
-        let refs: Vec<&[Fr]> = vectors.iter().map(|v| v.as_slice()).collect();
+        let refs: Vec<CheckedScalars> = vectors
+            .iter()
+            .map(|v| CheckedScalars {
+                values: v,
+                check: None,
+            })
+            .collect();
         let none = || Ok(());
         let mut runs = vec![streamed_msms_sharing_scalars(0, &g1, &g2, &refs, &none).unwrap()];
         for chunk in [100_000, 150_001] {
@@ -1228,10 +1233,74 @@ mod msm {
             streamed_msms_sharing_scalars(0, &short, &[], &refs, &none).is_err(),
             "fewer points than bits set"
         );
-        let uneven = [refs[0], &refs[1][1..]];
+        let uneven = [
+            refs[0],
+            CheckedScalars {
+                values: &vectors[1][1..],
+                check: None,
+            },
+        ];
         assert!(
             streamed_msms_sharing_scalars(0, &g1, &g2, &uneven, &none).is_err(),
             "vectors of different lengths"
+        );
+        // Checked as they go up: a value not below r in a later chunk of
+        // the second vector is named at its place in the whole vector.
+        let mut bad = vectors[1].clone();
+        let at = 300_017;
+        bad[at].0.l = [u64::MAX; 4];
+        let checked = [
+            refs[0],
+            CheckedScalars {
+                values: &bad,
+                check: Checked::of(Some(5), "aux"),
+            },
+        ];
+        let e = streamed_msms_sharing_scalars_in_chunks(0, &g1, &g2, &checked, &none, 100_000)
+            .err()
+            .expect("a value not below r fails");
+        assert_eq!(
+            e.message,
+            format!("circuits[5].aux[{at}] is not below the field modulus")
+        );
+        let cancelled = || Err(c2prover::Error::new(c2prover::ErrorKind::Cancelled, "stop"));
+        let e = streamed_msms_sharing_scalars(0, &g1, &g2, &refs, &cancelled)
+            .err()
+            .expect("stops");
+        assert_eq!(e.kind, c2prover::ErrorKind::Cancelled);
+    }
+
+    /// H's MSM over h left on the GPU, for several circuits at once with
+    /// each chunk of points going up once: equal to the CPU's, in one chunk
+    /// and in chunks that do not divide the length.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_msms_over_device_scalars_equal_cpu() {
+        let _gpu = gpu("streamed_msms_over_device_scalars_equal_cpu");
+        let n = (1 << 19) + 5;
+        let points = g1_points(n + 3, 1 << 12, 920);
+        let vectors = [scalars(n, 5, 5, 921), scalars(n, 49, 40, 922)];
+        let want: Vec<_> = vectors
+            .iter()
+            .map(|v| dense_msm(&points[..n], v).to_affine())
+            .collect();
+        for chunk in [None, Some(100_003)] {
+            let mut on_gpu: Vec<_> = vectors
+                .iter()
+                .map(|v| upload_scalars(0, v, None).unwrap())
+                .collect();
+            let got: Vec<G1> = match chunk {
+                None => streamed_msms_over_device_scalars(0, &points, &mut on_gpu),
+                Some(chunk) => streamed_msms_over_device_scalars_in_chunks(0, &points, &mut on_gpu, chunk),
+            }
+            .unwrap();
+            let got: Vec<_> = got.iter().map(|p| p.to_affine()).collect();
+            assert_eq!(got, want, "chunks of {chunk:?}");
+        }
+        let mut short = vec![upload_scalars(0, &vectors[0], None).unwrap()];
+        assert!(
+            streamed_msms_over_device_scalars::<G1>(0, &points[..n - 1], &mut short).is_err(),
+            "fewer points than scalars"
         );
     }
 
@@ -1316,16 +1385,16 @@ mod msm {
         }
     }
 
-    /// H's MSM over streamed points for a batch of circuits at a time (their
-    /// h waiting in host memory), the last batch smaller than the others:
-    /// every sum equals the CPU backend's, whatever the batch.
+    /// Circuits proved together over streamed points (H's MSM for the
+    /// batch of h left on the GPU, the aux terms sharing each upload of the
+    /// aux values): every sum equals the CPU backend's.
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
-    fn streamed_h_in_batches_equals_cpu() {
+    fn streamed_group_sums_equal_cpu() {
         use c2prover::backend::{self, Backend, Call};
         use c2prover::testkit::synthetic::Circuit;
         use c2prover::Residency;
-        let _gpu = gpu("streamed_h_in_batches_equals_cpu");
+        let _gpu = gpu("streamed_group_sums_equal_cpu");
         let circuits: Vec<Circuit> = (0..3)
             .map(|k| Circuit::porep_like(16, 11, 40 + k).unwrap())
             .collect();
@@ -1346,16 +1415,14 @@ mod msm {
             .iter()
             .map(|&(i, w)| backend::sums(Backend::Cpu, &call, i, w).unwrap())
             .collect();
-        for batch in [1, 2, 3] {
-            let on_gpu = backend::sums_of_group(Backend::Gpu(0), &call, &group, batch).unwrap();
-            assert_eq!(on_gpu.len(), cpu.len());
-            for (i, (g, c)) in on_gpu.iter().zip(&cpu).enumerate() {
-                assert!(g.h == c.h, "batch {batch}, circuit {i}: H");
-                assert!(
-                    g.l == c.l && g.a == c.a && g.b_g1 == c.b_g1 && g.b_g2 == c.b_g2,
-                    "batch {batch}, circuit {i}: the witness sums"
-                );
-            }
+        let on_gpu = backend::sums_of_group(Backend::Gpu(0), &call, &group).unwrap();
+        assert_eq!(on_gpu.len(), cpu.len());
+        for (i, (g, c)) in on_gpu.iter().zip(&cpu).enumerate() {
+            assert!(g.h == c.h, "circuit {i}: H");
+            assert!(
+                g.l == c.l && g.a == c.a && g.b_g1 == c.b_g1 && g.b_g2 == c.b_g2,
+                "circuit {i}: the witness sums"
+            );
         }
         assert_eq!(backend::resident_bytes(&params), 0, "the points streamed");
     }

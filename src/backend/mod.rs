@@ -59,20 +59,16 @@ pub fn sums(backend: Backend, call: &Call, index: usize, w: &Assignment) -> Resu
 
 /// The sums of several circuits of one call on `backend` (index in the
 /// call, assignment), proved together where that saves work: on a GPU
-/// whose points stream, each chunk of points goes up once for all of them,
-/// H's for `waiting_h` circuits at a time (their h wait in host memory,
-/// 32 bytes per constraint each, until H's MSM; at least one).
+/// whose points stream, each chunk of points goes up once for all of them
+/// (H's once per batch of circuits whose h fit on the GPU together).
 pub fn sums_of_group(
     backend: Backend,
     call: &Call,
     circuits: &[(usize, &Assignment)],
-    waiting_h: usize,
 ) -> Result<Vec<QuerySums>> {
     match backend {
         Backend::Cpu => circuits.iter().map(|&(i, w)| cpu::sums(call, i, w)).collect(),
-        Backend::Gpu(device) if points_stream(call.params, device) => {
-            gpu_group_sums(call, circuits, device, waiting_h)
-        }
+        Backend::Gpu(device) if points_stream(call.params, device) => gpu_group_sums(call, circuits, device),
         Backend::Gpu(device) => circuits
             .iter()
             .map(|&(i, w)| gpu_sums(call, i, w, device))
@@ -102,9 +98,8 @@ mod present {
         call: &Call,
         circuits: &[(usize, &Assignment)],
         device: usize,
-        waiting_h: usize,
     ) -> Result<Vec<QuerySums>> {
-        gpu::group::sums(call, circuits, device, waiting_h)
+        gpu::group::sums(call, circuits, device)
     }
 
     pub fn points_stream(params: &Parameters, device: usize) -> bool {
@@ -165,12 +160,7 @@ mod present {
         Err(no_cuda())
     }
 
-    pub fn gpu_group_sums(
-        _: &Call,
-        _: &[(usize, &Assignment)],
-        _: usize,
-        _: usize,
-    ) -> Result<Vec<QuerySums>> {
+    pub fn gpu_group_sums(_: &Call, _: &[(usize, &Assignment)], _: usize) -> Result<Vec<QuerySums>> {
         Err(no_cuda())
     }
 

@@ -25,13 +25,10 @@ struct BudgetState {
     turn: u64,
 }
 
-/// A job's share of the budget (or spare memory a job holds beside its
-/// own, `acquire_spare`), returned on drop.
+/// A job's share of the budget, returned on drop.
 pub struct Permit {
     budget: &'static Budget,
     bytes: usize,
-    /// Whether it counts as a job in flight (spare memory does not).
-    job: bool,
 }
 
 impl Budget {
@@ -65,11 +62,7 @@ impl Budget {
         if nobody_waiting && fits(&state) {
             state.used += bytes;
             state.jobs += 1;
-            return Ok(Permit {
-                budget: self,
-                bytes,
-                job: true,
-            });
+            return Ok(Permit { budget: self, bytes });
         }
         let ticket = state.next_ticket;
         loop {
@@ -80,11 +73,7 @@ impl Budget {
                 drop(state);
                 // The next waiter may fit too.
                 self.freed.notify_all();
-                return Ok(Permit {
-                    budget: self,
-                    bytes,
-                    job: true,
-                });
+                return Ok(Permit { budget: self, bytes });
             }
             if !wait {
                 return Err(Error::new(
@@ -103,24 +92,6 @@ impl Budget {
             }
             state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
-    }
-
-    /// Takes `bytes` of the budget for memory a job in flight may use to go
-    /// faster but can do without (circuits' h waiting for their MSM), when
-    /// the budget holds them now beside what is in use and nobody waits;
-    /// else `None`. Never waits, and never takes more than the limit.
-    pub fn acquire_spare(&'static self, bytes: usize) -> Option<Permit> {
-        let mut state = self.lock();
-        let nobody_waiting = state.turn == state.next_ticket;
-        if !nobody_waiting || state.used.saturating_add(bytes) > state.limit {
-            return None;
-        }
-        state.used += bytes;
-        Some(Permit {
-            budget: self,
-            bytes,
-            job: false,
-        })
     }
 
     /// Sets the limit (bytes); jobs already admitted keep running.
@@ -151,9 +122,7 @@ impl Drop for Permit {
     fn drop(&mut self) {
         let mut state = self.budget.lock();
         state.used -= self.bytes;
-        if self.job {
-            state.jobs -= 1;
-        }
+        state.jobs -= 1;
         drop(state);
         self.budget.freed.notify_all();
     }
@@ -278,22 +247,6 @@ mod tests {
         large.join().unwrap();
         small.join().unwrap();
         assert_eq!(*order.lock().unwrap(), vec!["large", "small"]);
-        assert_eq!(budget.in_use(), (0, 0));
-    }
-
-    #[test]
-    fn spare_memory_only_within_the_limit_and_not_a_job() {
-        let budget = leaked(100);
-        let job = budget.acquire(60, false).unwrap();
-        assert!(budget.acquire_spare(41).is_none(), "past the limit");
-        let spare = budget.acquire_spare(40).unwrap();
-        assert_eq!(budget.in_use(), (100, 1), "counted as bytes, not as a job");
-        assert!(budget.acquire_spare(1).is_none());
-        drop(spare);
-        // Never the lone job's exception: more than the limit is refused
-        // even with nothing else in flight.
-        drop(job);
-        assert!(budget.acquire_spare(101).is_none());
         assert_eq!(budget.in_use(), (0, 0));
     }
 

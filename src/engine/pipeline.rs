@@ -4,12 +4,11 @@
 //! over the GPUs; without a GPU they are proved one after another on the
 //! CPU. Each circuit is proved in the phases of `groth16`.
 
-use super::{host_budget, next_device, DeviceMask, Permit};
+use super::{next_device, DeviceMask};
 use crate::backend::{self, Backend, Call};
 use crate::config::Residency;
 use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{assemble, check_call, domain_of, Assignment};
-use crate::math::domain::Domain;
 use crate::math::Fr;
 use crate::params::Parameters;
 use crate::proof::Proof;
@@ -209,8 +208,7 @@ fn prove_in_groups(
         let group = group_of(k);
         call.check_cancelled()?;
         let begun = Instant::now();
-        let (waiting_h, _spare) = h_room(group.len(), call.domain);
-        let sums = backend::sums_of_group(Backend::Gpu(gpus[k]), call, &group, waiting_h)?;
+        let sums = backend::sums_of_group(Backend::Gpu(gpus[k]), call, &group)?;
         let proofs = group
             .iter()
             .zip(sums)
@@ -256,23 +254,6 @@ fn prove_in_groups(
         .into_iter()
         .map(|p| p.ok_or_else(|| Error::new(ErrorKind::Gpu, "internal: a circuit of a group was not proved")))
         .collect()
-}
-
-/// How many of a group's `circuits` may have their h wait in host memory
-/// at once for H's MSM (each chunk of H's points then goes up once for all
-/// of them), with the host budget's permit for the h beyond the one a job's
-/// working set counts (`job::working_bytes`): as many as the budget has
-/// room for now, at least one.
-fn h_room(circuits: usize, domain: &Domain) -> (usize, Option<Permit>) {
-    let h_bytes = std::mem::size_of::<Fr>() * domain.m;
-    (2..=circuits)
-        .rev()
-        .find_map(|k| {
-            host_budget()
-                .acquire_spare((k - 1) * h_bytes)
-                .map(|permit| (k, Some(permit)))
-        })
-        .unwrap_or((1, None))
 }
 
 /// One circuit's proof: its H step and five MSMs on `backend`, then the

@@ -7,7 +7,7 @@ pub mod msm;
 
 use super::Call;
 use crate::error::Result;
-use crate::groth16::{Assignment, Queries, Query, QuerySums, Term};
+use crate::groth16::{Assignment, Queries, QuerySums, Term, WitnessSums};
 use crate::math::Fr;
 use crate::params::Parameters;
 use crate::stats::{timed, Stage, STATS};
@@ -32,19 +32,23 @@ pub fn sums(call: &Call, index: usize, w: &Assignment) -> Result<QuerySums> {
 /// The five MSMs of `w` and its quotient `h` over the parameters' points
 /// in host memory.
 pub fn msm_sums(params: &Parameters, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
+    let h = dense_msm(&params.h, &h[..h.len().min(params.h.len())]);
+    Ok(witness_sums(params, w)?.with_h(h))
+}
+
+/// The four witness MSMs of `w` (all but H's) over the parameters' points
+/// in host memory.
+pub fn witness_sums(params: &Parameters, w: &Assignment) -> Result<WitnessSums> {
     let selection = |t: &Term| t.mask.map_or(Selection::All, |m| Selection::Density(w.mask(m)));
-    Queries::of(w).sums(
+    Queries::of(w).witness_sums(
         |t| {
             let points = &t.query.g1_points(params)[t.offset..];
-            Ok(match t.query {
-                Query::H => dense_msm(points, h),
-                _ => witness_msm(points, w.vector(t.vector, h), selection(t)),
-            })
+            Ok(witness_msm(points, w.vector(t.vector, &[]), selection(t)))
         },
         |t| {
             Ok(witness_msm(
                 &params.b_g2[t.offset..],
-                w.vector(t.vector, h),
+                w.vector(t.vector, &[]),
                 selection(t),
             ))
         },

@@ -1,30 +1,29 @@
-//! The circuits of one call proved together on a GPU whose points stream:
-//! each chunk of a witness query's points goes up once and meets every
-//! circuit's scalars, so a call of k circuits moves the witness queries'
-//! points (three quarters of the parameters) once rather than k times.
-//! H's points likewise go up once per batch of circuits whose h wait in
-//! host memory (as many as the host budget lets wait).
+//! The circuits of one call proved together on a GPU whose points stream.
+//! H's points go up once per batch of circuits whose h fit on the GPU
+//! together (their H steps one after another, each h left there), and
+//! each chunk of the witness queries' points goes up once and meets every
+//! circuit's aux values, each chunk of which goes up once for the four
+//! aux terms. A call of k circuits so moves the witness queries' points
+//! (three quarters of the parameters) once rather than k times.
+//!
+//! Values not yet known to be below the modulus are checked as they go up
+//! (a, b, c in the H step, aux with the witness MSMs); only the few inputs
+//! are checked on the CPU.
 
-use super::{lanes, stage};
+use super::{lanes, memory};
 use crate::backend::gpu;
 use crate::backend::{cpu, Call};
 use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{Assignment, Queries, QuerySums, Term, WitnessSums};
 use crate::math::{Fr, G1, G2};
-use crate::stats::{timed, Stage, STATS};
+use crate::stats::{Stage, STATS};
 use std::time::Instant;
 
 /// The five sums of each of `circuits` (index in the call, assignment) on
-/// GPU `gpu`, whose parameters are not resident. Circuits are proved
-/// together with those whose terms are theirs (the same sizes and density
-/// bitmaps); one left alone is proved on its own. H's MSM runs for
-/// `waiting_h` circuits at a time (at least one).
-pub fn sums(
-    call: &Call,
-    circuits: &[(usize, &Assignment)],
-    gpu: usize,
-    waiting_h: usize,
-) -> Result<Vec<QuerySums>> {
+/// GPU `gpu`, whose parameters are not resident, in the GPU's lane.
+/// Circuits are proved together with those whose terms are theirs (the
+/// same sizes and density bitmaps).
+pub fn sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Vec<QuerySums>> {
     // Classes of circuits sharing their terms, as positions in `circuits`.
     let mut classes: Vec<Vec<usize>> = Vec::new();
     for (k, (_, w)) in circuits.iter().enumerate() {
@@ -39,7 +38,10 @@ pub fn sums(
     let mut sums: Vec<Option<QuerySums>> = vec![None; circuits.len()];
     for class in classes {
         let members: Vec<(usize, &Assignment)> = class.iter().map(|&k| circuits[k]).collect();
-        let proved = sharing_terms(call, &members, gpu, waiting_h)?;
+        let proved = {
+            let _lane = lanes::gpu_lane(gpu);
+            sharing_terms(call, &members, gpu)?
+        };
         if proved.len() != class.len() {
             return Err(Error::new(ErrorKind::Gpu, "internal: a group's sums are missing"));
         }
@@ -50,52 +52,46 @@ pub fn sums(
     Ok(sums.into_iter().flatten().collect())
 }
 
-/// `sums` of circuits that share their terms. When the shared MSMs run out
-/// of device memory, the circuits are proved one by one.
-fn sharing_terms(
+/// `sums` of circuits that share their terms, in the GPU's lane (the
+/// caller holds it). MSMs without room on the GPU (other work holds its
+/// memory) run on the CPU.
+pub(super) fn sharing_terms(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
-    waiting_h: usize,
 ) -> Result<Vec<QuerySums>> {
-    let one_by_one = |call: &Call| -> Result<Vec<QuerySums>> {
-        circuits
-            .iter()
-            .map(|&(index, w)| stage::sums(call, index, w, gpu))
-            .collect()
-    };
-    if circuits.len() < 2 {
-        return one_by_one(call);
-    }
-    // Every value is checked before any MSM reads it.
     if !call.values_checked {
         for &(index, w) in circuits {
-            timed(Stage::CheckValues, || w.check_reduced(index))?;
+            w.check_inputs_reduced(index)?;
         }
     }
-    let call = &Call {
-        values_checked: true,
-        ..*call
-    };
-    let witness = {
-        let _lane = lanes::gpu_lane(gpu);
-        let started = Instant::now();
-        let witness = witness_sums(call, circuits, gpu);
-        STATS.add(Stage::SharedMsm, started.elapsed());
-        witness
-    };
-    let witness = match witness {
+    let h = h_sums(call, circuits, gpu)?;
+    let started = Instant::now();
+    let witness = match witness_sums(call, circuits, gpu) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
-            log::warn!("GPU {gpu}: shared witness MSMs out of memory ({e}); proving the circuits one by one");
-            return one_by_one(call);
+            log::warn!("GPU {gpu}: witness MSMs out of memory ({e}); running them on the CPU");
+            let started = Instant::now();
+            let sums = circuits
+                .iter()
+                .map(|&(index, w)| {
+                    if !call.values_checked {
+                        w.check_aux_reduced(index)?;
+                    }
+                    cpu::witness_sums(call.params, w)
+                })
+                .collect::<Result<Vec<_>>>();
+            STATS.add(Stage::CpuMsm, started.elapsed());
+            sums
         }
-        other => other?,
-    };
-    let h = h_sums(call, circuits, gpu, waiting_h)?;
-    if h.len() != circuits.len() {
+        other => {
+            STATS.add(Stage::SharedMsm, started.elapsed());
+            other
+        }
+    }?;
+    if h.len() != circuits.len() || witness.len() != circuits.len() {
         return Err(Error::new(
             ErrorKind::Gpu,
-            "internal: an H sum of a group is missing",
+            "internal: a sum of a group is missing",
         ));
     }
     Ok(witness
@@ -107,21 +103,23 @@ fn sharing_terms(
 
 /// The witness sums of circuits that share their terms, over streamed
 /// points: the aux terms (L, A's, B_G1's and B_G2's) in one pass, each
-/// chunk of a circuit's aux values going up once for the four and each
-/// chunk of points once for all the circuits; the few inputs' terms each
-/// on their own.
-pub(super) fn witness_sums(
-    call: &Call,
-    circuits: &[(usize, &Assignment)],
-    gpu: usize,
-) -> Result<Vec<WitnessSums>> {
+/// chunk of a circuit's aux values going up once for the four (checked on
+/// the way unless the call's values are) and each chunk of points once for
+/// all the circuits; the few inputs' terms each on their own.
+fn witness_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Vec<WitnessSums>> {
     let params = call.params;
     let first = circuits[0].1;
     let queries = Queries::of(first);
     let density = |t: &Term| t.mask.map(|mask| first.mask(mask));
     let g1_aux = [queries.l, queries.a[1], queries.b_g1[1]];
     let g2_aux = [queries.b_g2[1]];
-    let aux: Vec<&[Fr]> = circuits.iter().map(|(_, w)| w.aux).collect();
+    let aux: Vec<gpu::CheckedScalars> = circuits
+        .iter()
+        .map(|&(index, w)| gpu::CheckedScalars {
+            values: w.aux,
+            check: gpu::Checked::of((!call.values_checked).then_some(index), "aux"),
+        })
+        .collect();
     let mut shared = gpu::streamed_msms_sharing_scalars(
         gpu,
         &g1_aux.map(|t| gpu::HostTerm {
@@ -161,37 +159,57 @@ pub(super) fn witness_sums(
     )
 }
 
-/// Σ h·H of each circuit, `batch` circuits at a time in the GPU's lane:
-/// their H steps, each h downloaded to wait in host memory, then one
-/// streamed MSM over H's points for all of them, so that each chunk of H's
-/// points goes up once per batch. The batch's MSMs run on the CPU when
-/// other work holds the GPU's memory.
-fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, batch: usize) -> Result<Vec<G1>> {
+/// Σ h·H of each circuit, in batches of as many circuits as the GPU holds
+/// h for beside the next H step and a useful share of H's MSM (at least
+/// one): their H steps (a, b, c checked on the way unless the call's
+/// values are), each h left on the GPU, then one MSM over H's streamed
+/// points for the batch, so that each chunk of H's points goes up once
+/// per batch and h never comes back to the host. Without room for the
+/// MSM, the batch's h come back and the CPU runs it.
+fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Vec<G1>> {
     let params = call.params;
     let mut sums = Vec::with_capacity(circuits.len());
-    for batch in circuits.chunks(batch.max(1)) {
-        let _lane = lanes::gpu_lane(gpu);
+    let mut next = circuits.iter();
+    let mut pending = next.next();
+    while pending.is_some() {
         let started = Instant::now();
-        let h: Vec<Vec<Fr>> = batch
-            .iter()
-            .map(|&(_, w)| {
-                call.check_cancelled()?;
-                Ok(gpu::quotient(gpu, call.domain, w.a, w.b, w.c, true)?.0)
-            })
-            .collect::<Result<_>>()?;
+        let mut batch: Vec<gpu::DeviceScalars> = Vec::new();
+        while let Some(&(index, w)) = pending {
+            if !batch.is_empty() && !room_for_another_h(call, gpu)? {
+                break;
+            }
+            call.check_cancelled()?;
+            let abc = gpu::Abc::Host {
+                a: w.a,
+                b: w.b,
+                c: w.c,
+                check: (!call.values_checked).then_some(index),
+            };
+            let (h, t) = gpu::quotient_on_device(gpu, call.domain, abc)?;
+            log::debug!(
+                "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms",
+                t.upload_ms,
+                t.total_ms
+            );
+            batch.push(h);
+            pending = next.next();
+        }
         let h_done = Instant::now();
         STATS.add(Stage::GpuH, h_done - started);
+        log::debug!(
+            "GPU {gpu}: H's MSM over streamed points for a batch of {} circuits",
+            batch.len()
+        );
         call.check_cancelled()?;
         // H has one point fewer than the domain: h's last value meets none.
-        let h: Vec<&[Fr]> = h.iter().map(|h| &h[..h.len().min(params.h.len())]).collect();
-        match gpu::streamed_msms::<G1>(gpu, &params.h, &h, None) {
+        match gpu::streamed_msms_over_device_scalars::<G1>(gpu, &params.h, &mut batch) {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::warn!(
-                    "GPU {gpu}: H's MSM for {} circuits out of memory ({e}); running them on the CPU",
-                    h.len()
+                    "GPU {gpu}: H's MSM for {} circuits out of memory ({e}); running it on the CPU",
+                    batch.len()
                 );
-                for h in h {
-                    sums.push(cpu::msm::dense_msm(&params.h, h));
+                for h in &batch {
+                    sums.push(cpu::msm::dense_msm(&params.h, &h.to_host()?));
                 }
             }
             other => sums.extend(other?),
@@ -199,4 +217,22 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, batch: usi
         STATS.add(Stage::MsmH, h_done.elapsed());
     }
     Ok(sums)
+}
+
+/// Whether GPU `gpu` has room, beside the h it holds now, for another H
+/// step and then for H's MSM over streamed chunks of a sixteenth of the
+/// domain (smaller chunks cost more than another pass over H's points).
+fn room_for_another_h(call: &Call, gpu: usize) -> Result<bool> {
+    let log_m = call.domain.log_m;
+    let m = 1usize << log_m;
+    let step = gpu::h_step_bytes(gpu, log_m, false)?;
+    let chunk = m / 16;
+    let msm =
+        2 * chunk * 96 + gpu::msm_bytes(gpu, gpu::Curve::G1, chunk, gpu::ScalarsAt::DeviceConsumed, false)?;
+    // The next h takes a scalar per constraint after its step.
+    Ok(memory::fits(
+        gpu,
+        step.max(std::mem::size_of::<Fr>() * m + msm),
+        "another h in H's batch",
+    ))
 }

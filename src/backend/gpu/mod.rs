@@ -17,8 +17,9 @@ pub mod stage;
 mod streamed;
 
 pub use streamed::{
-    streamed_msm, streamed_msm_in_chunks, streamed_msms, streamed_msms_sharing_scalars,
-    streamed_msms_sharing_scalars_in_chunks, HostTerm, SharedSums,
+    streamed_msm, streamed_msm_in_chunks, streamed_msms, streamed_msms_over_device_scalars,
+    streamed_msms_over_device_scalars_in_chunks, streamed_msms_sharing_scalars,
+    streamed_msms_sharing_scalars_in_chunks, CheckedScalars, HostTerm, SharedSums,
 };
 
 pub use crate::backend::DeviceMemory;
@@ -35,17 +36,32 @@ use crate::params::Parameters;
 pub struct Checked {
     pub circuit: usize,
     pub vector: &'static str,
+    /// Where in the vector the values checked begin (a chunk of it).
+    pub offset: usize,
 }
 
 impl Checked {
     /// `vector` of circuit `circuit`, when there is one to check.
     pub fn of(circuit: Option<usize>, vector: &'static str) -> Option<Checked> {
-        circuit.map(|circuit| Checked { circuit, vector })
+        circuit.map(|circuit| Checked {
+            circuit,
+            vector,
+            offset: 0,
+        })
     }
 
-    /// The error for the first value not below the modulus, at `index`.
+    /// The same check for the values from `offset` on.
+    pub fn from(self, offset: usize) -> Checked {
+        Checked {
+            offset: self.offset + offset,
+            ..self
+        }
+    }
+
+    /// The error for the first value not below the modulus, at `index`
+    /// of the values checked.
     pub fn error(&self, index: usize) -> Error {
-        Error::unreduced(self.circuit, self.vector, index)
+        Error::unreduced(self.circuit, self.vector, self.offset + index)
     }
 }
 

@@ -4,12 +4,12 @@
 
 use super::{group, lanes, resident};
 use crate::backend::gpu;
-use crate::backend::{check_cancelled, cpu, Call};
+use crate::backend::{check_cancelled, Call};
 use crate::error::{Error, ErrorKind, Result};
 use crate::faults;
 use crate::groth16::{select, Assignment, Queries, Query, QuerySums, Term, Vector, WitnessSums};
 use crate::math::domain::Domain;
-use crate::math::{Fr, G1};
+use crate::math::G1;
 use crate::params::Parameters;
 use crate::stats::{timed, Stage, STATS};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,25 +122,9 @@ fn upload_aux(gpu: usize, w: &Assignment, check: Option<usize>) -> Result<Option
     })
 }
 
-/// The five MSMs on the GPU with the points streamed from host memory (the
-/// parameters are not resident: too large for the GPU, or asked not to be):
-/// H's, then the witness sums as a group of one.
-fn streamed_sums(call: &Call, device: usize, index: usize, w: &Assignment, h: &[Fr]) -> Result<QuerySums> {
-    let params = call.params;
-    // H has one point fewer than the domain: h's last value meets none.
-    let h = &h[..h.len().min(params.h.len())];
-    let h = gpu::streamed_msm::<G1>(device, &params.h, h, None)?;
-    let witness = group::witness_sums(call, &[(index, w)], device)?;
-    witness
-        .into_iter()
-        .next()
-        .map(|sums| sums.with_h(h))
-        .ok_or_else(|| Error::new(ErrorKind::Gpu, "internal: a circuit's witness sums are missing"))
-}
-
 /// The GPU stage of one circuit, inside its GPU's lane: the H step, and
-/// the MSMs over resident points or, without them, streamed points.
-/// Streamed MSMs out of device memory (other work holds it) run on the CPU.
+/// the MSMs over resident points or, without them, streamed points (the
+/// circuit a group of one: `group::sharing_terms`).
 fn gpu_stage(
     call: &Call,
     device: Option<&gpu::DeviceParams>,
@@ -149,12 +133,7 @@ fn gpu_stage(
     gpu: usize,
 ) -> Result<QuerySums> {
     let Circuit { index, w, check } = circuit;
-    let Call {
-        params,
-        domain,
-        cancelled,
-        ..
-    } = *call;
+    let cancelled = call.cancelled;
     let queued = Instant::now();
     let _lane = lane.unwrap_or_else(|| lanes::gpu_lane(gpu));
     let waited = Instant::now();
@@ -181,25 +160,10 @@ fn gpu_stage(
     if let Some(device) = device {
         return resident_stage(call, device, circuit, (abc, aux), gpu, waited);
     }
-    let (h, t) = gpu::quotient(gpu, domain, w.a, w.b, w.c, true)?;
-    log_h_step(index, &t);
-    let h_done = Instant::now();
-    STATS.add(Stage::GpuH, h_done - waited);
-    check_cancelled(cancelled)?;
-    let sums = match streamed_sums(call, gpu, index, w, &h) {
-        Err(e) if e.kind == ErrorKind::OutOfMemory => {
-            // Other work holds the GPU's memory: this circuit's MSMs
-            // are still owed, and the CPU can do them.
-            log::warn!("circuit {index}: GPU MSMs out of memory ({e}); running them on the CPU");
-            let cpu = Instant::now();
-            let sums = cpu::msm_sums(params, w, &h)?;
-            STATS.add(Stage::CpuMsm, cpu.elapsed());
-            return Ok(sums);
-        }
-        other => other?,
-    };
-    STATS.add(Stage::GpuMsm, h_done.elapsed());
-    Ok(sums)
+    // The points stream: the circuit is a group of one.
+    let mut sums = group::sharing_terms(call, &[(index, w)], gpu)?;
+    sums.pop()
+        .ok_or_else(|| Error::new(ErrorKind::Gpu, "internal: a circuit's sums are missing"))
 }
 
 fn log_h_step(index: usize, t: &gpu::HTiming) {
@@ -405,23 +369,21 @@ pub fn sums(call: &Call, index: usize, w: &Assignment, gpu: usize) -> Result<Que
         ..
     } = *call;
     let device = resident_copy(params, gpu);
-    // Values not known to be below the modulus: with resident points a, b,
-    // c and aux go up through the staging copies, which check them on the
-    // way (`gpu::Checked`), so only the inputs are checked here; with
-    // streamed points all of them, before anything reads them. Checked
+    // Values not known to be below the modulus: a, b, c and aux go up
+    // through the staging copies, which check them on the way
+    // (`gpu::Checked`), so only the inputs are checked on the CPU (here with
+    // resident points, in the group's stage with streamed ones). Checked
     // here, a call's first circuit would keep the GPU idle ~0.3 s at 2^27.
-    // (With several vectors at fault, resident points name the inputs
-    // before a, b, c, and aux last.)
+    // (With several vectors at fault, the inputs are named before a, b, c,
+    // and aux last.)
     let check = match (values_checked, &device) {
         (true, _) => None,
         (false, Some(_)) => {
             timed(Stage::CheckValues, || w.check_inputs_reduced(index))?;
             Some(index)
         }
-        (false, None) => {
-            timed(Stage::CheckValues, || w.check_reduced(index))?;
-            None
-        }
+        // Streamed points: checked as they go up (`group::sharing_terms`).
+        (false, None) => None,
     };
     check_cancelled(cancelled)?;
     // With resident points (h stays on the GPU), a, b, c go up while

@@ -2,7 +2,9 @@
 //! each chunk's upload overlapping the previous chunk's MSM, and a density
 //! bitmap, when there is one, is applied on the device chunk by chunk.
 
-use super::{memory, msm, upload_scalars, DeviceGroup, DevicePoints, DeviceScalars, Scalars, ScalarsAt};
+use super::{
+    memory, msm, upload_scalars, Checked, DeviceGroup, DevicePoints, DeviceScalars, Scalars, ScalarsAt,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::math::{bits_set_below, Fr, G1, G2};
 use std::ops::Range;
@@ -83,9 +85,71 @@ fn streamed_msms_in_chunks<P: DeviceGroup>(
         )));
     }
     let mut sums = vec![P::identity(); scalars.len()];
-    if n == 0 {
-        return Ok(sums);
+    over_chunks::<P>(device, points, &chunks(n, chunk, density), |current, c| {
+        let (start, end) = (c.scalars.start, c.scalars.end);
+        let words = density.map(|words| &words[start / 64..end.div_ceil(64)]);
+        for (sum, scalars) in sums.iter_mut().zip(scalars) {
+            *sum = *sum + msm::<P>(current, 0, Scalars::Host(&scalars[start..end]), words)?;
+        }
+        Ok(())
+    })?;
+    Ok(sums)
+}
+
+/// Σ h_i·points[i] for each of `scalars` (h of several circuits, left on
+/// GPU `device` by their H steps), with the points in host memory: each
+/// chunk of points goes up once for all of them, and each MSM converts its
+/// chunk of h in place (so the MSMs leave `scalars` spent). Device memory
+/// beside the scalars: two chunks of points and one chunk's MSM, within
+/// the room.
+pub fn streamed_msms_over_device_scalars<P: DeviceGroup>(
+    device: usize,
+    points: &[P::Affine],
+    scalars: &mut [DeviceScalars],
+) -> Result<Vec<P>> {
+    let n = scalars.first().map_or(0, |s| s.len());
+    let chunk = memory::largest_chunk(device, n, |chunk| {
+        let msm =
+            super::msm_bytes(device, P::CURVE, chunk, ScalarsAt::DeviceConsumed, false).unwrap_or(usize::MAX);
+        (2 * chunk * P::POINT_BYTES).saturating_add(msm)
+    });
+    streamed_msms_over_device_scalars_in_chunks(device, points, scalars, chunk)
+}
+
+/// `streamed_msms_over_device_scalars` with chunks of `chunk` scalars.
+pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
+    device: usize,
+    points: &[P::Affine],
+    scalars: &mut [DeviceScalars],
+    chunk: usize,
+) -> Result<Vec<P>> {
+    let n = scalars.first().map_or(0, |s| s.len());
+    if scalars.iter().any(|s| s.len() != n) || points.len() < n {
+        return Err(Error::size_mismatch(format!(
+            "scalar vectors of lengths {:?} over {} points",
+            scalars.iter().map(DeviceScalars::len).collect::<Vec<_>>(),
+            points.len()
+        )));
     }
+    let mut sums = vec![P::identity(); scalars.len()];
+    over_chunks::<P>(device, points, &chunks(n, chunk, None), |current, c| {
+        for (sum, scalars) in sums.iter_mut().zip(scalars.iter_mut()) {
+            *sum = *sum + msm::<P>(current, 0, Scalars::DevicePart(scalars, c.scalars.clone()), None)?;
+        }
+        Ok(())
+    })?;
+    Ok(sums)
+}
+
+/// Runs `each` on every chunk with its points on GPU `device`: the next
+/// chunk's points go up (a thread of their own, through the pinned staging
+/// buffers) while `each` runs on the current one.
+fn over_chunks<P: DeviceGroup>(
+    device: usize,
+    points: &[P::Affine],
+    chunks: &[Chunk],
+    mut each: impl FnMut(&DevicePoints, &Chunk) -> Result<()>,
+) -> Result<()> {
     let join = |h: std::thread::ScopedJoinHandle<'_, Result<DevicePoints>>| {
         h.join().unwrap_or_else(|_| {
             Err(Error::new(
@@ -94,7 +158,6 @@ fn streamed_msms_in_chunks<P: DeviceGroup>(
             ))
         })
     };
-    let chunks = chunks(n, chunk, density);
     std::thread::scope(|scope| {
         let upload = |c: &Chunk| {
             let part = &points[c.points.clone()];
@@ -102,16 +165,12 @@ fn streamed_msms_in_chunks<P: DeviceGroup>(
         };
         let mut next = chunks.first().map(upload);
         for (i, c) in chunks.iter().enumerate() {
-            let (start, end) = (c.scalars.start, c.scalars.end);
             let Some(pending) = next.take() else { break };
             let current = join(pending)?;
             next = chunks.get(i + 1).map(upload);
-            let words = density.map(|words| &words[start / 64..end.div_ceil(64)]);
-            for (sum, scalars) in sums.iter_mut().zip(scalars) {
-                *sum = *sum + msm::<P>(&current, 0, Scalars::Host(&scalars[start..end]), words)?;
-            }
+            each(&current, c)?;
         }
-        Ok(sums)
+        Ok(())
     })
 }
 
@@ -194,6 +253,14 @@ impl<P: DeviceGroup> HostTerm<'_, P> {
     }
 }
 
+/// A scalar vector of `streamed_msms_sharing_scalars`, checked below the
+/// modulus as it goes up when `check` says so.
+#[derive(Clone, Copy)]
+pub struct CheckedScalars<'a> {
+    pub values: &'a [Fr],
+    pub check: Option<Checked>,
+}
+
 /// Each term's sum for each scalar vector, `[term][vector]`.
 pub struct SharedSums {
     pub g1: Vec<Vec<G1>>,
@@ -216,7 +283,7 @@ pub fn streamed_msms_sharing_scalars(
     device: usize,
     g1: &[HostTerm<G1>],
     g2: &[HostTerm<G2>],
-    scalars: &[&[Fr]],
+    scalars: &[CheckedScalars],
     between: &dyn Fn() -> Result<()>,
 ) -> Result<SharedSums> {
     let n = check_shared(g1, g2, scalars)?;
@@ -242,9 +309,9 @@ pub fn streamed_msms_sharing_scalars(
 
 /// The length of `scalars`' vectors, once they and the terms are checked
 /// to fit each other.
-fn check_shared(g1: &[HostTerm<G1>], g2: &[HostTerm<G2>], scalars: &[&[Fr]]) -> Result<usize> {
-    let n = scalars.first().map_or(0, |s| s.len());
-    if scalars.iter().any(|s| s.len() != n) {
+fn check_shared(g1: &[HostTerm<G1>], g2: &[HostTerm<G2>], scalars: &[CheckedScalars]) -> Result<usize> {
+    let n = scalars.first().map_or(0, |s| s.values.len());
+    if scalars.iter().any(|s| s.values.len() != n) {
         return Err(Error::size_mismatch(
             "scalar vectors of different lengths over the same points",
         ));
@@ -264,7 +331,7 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
     device: usize,
     g1: &[HostTerm<G1>],
     g2: &[HostTerm<G2>],
-    scalars: &[&[Fr]],
+    scalars: &[CheckedScalars],
     between: &dyn Fn() -> Result<()>,
     chunk: usize,
 ) -> Result<SharedSums> {
@@ -299,7 +366,8 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
             next = chunks.get(i + 1).map(upload);
             for (v, values) in scalars.iter().enumerate() {
                 between()?;
-                let on_device = upload_scalars(device, &values[c.scalars.clone()], None)?;
+                let check = values.check.map(|check| check.from(c.scalars.start));
+                let on_device = upload_scalars(device, &values.values[c.scalars.clone()], check)?;
                 for (k, (t, points)) in g1.iter().zip(&points_g1).enumerate() {
                     t.add_msm(&mut sums.g1[k][v], points, &c.scalars, &on_device)?;
                 }

@@ -216,7 +216,12 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
         // it, is dropped.
         for (vector, &at) in ["a", "b", "c"].into_iter().zip(&unreduced) {
             if at != usize::MAX {
-                return Err(Checked { circuit, vector }.error(at));
+                return Err(Checked {
+                    circuit,
+                    vector,
+                    offset: 0,
+                }
+                .error(at));
             }
         }
     }
