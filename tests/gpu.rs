@@ -1272,7 +1272,8 @@ mod msm {
 
     /// H's MSM over h left on the GPU, for several circuits at once with
     /// each chunk of points going up once: equal to the CPU's, in one chunk
-    /// and in chunks that do not divide the length.
+    /// and in chunks that do not divide the length, and h left whole (the
+    /// same h serve every run; the CPU takes over from them on a failure).
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn streamed_msms_over_device_scalars_equal_cpu() {
@@ -1284,22 +1285,24 @@ mod msm {
             .iter()
             .map(|v| dense_msm(&points[..n], v).to_affine())
             .collect();
+        let on_gpu: Vec<_> = vectors
+            .iter()
+            .map(|v| upload_scalars(0, v, None).unwrap())
+            .collect();
         for chunk in [None, Some(100_003)] {
-            let mut on_gpu: Vec<_> = vectors
-                .iter()
-                .map(|v| upload_scalars(0, v, None).unwrap())
-                .collect();
             let got: Vec<G1> = match chunk {
-                None => streamed_msms_over_device_scalars(0, &points, &mut on_gpu),
-                Some(chunk) => streamed_msms_over_device_scalars_in_chunks(0, &points, &mut on_gpu, chunk),
+                None => streamed_msms_over_device_scalars(0, &points, &on_gpu),
+                Some(chunk) => streamed_msms_over_device_scalars_in_chunks(0, &points, &on_gpu, chunk),
             }
             .unwrap();
             let got: Vec<_> = got.iter().map(|p| p.to_affine()).collect();
             assert_eq!(got, want, "chunks of {chunk:?}");
         }
-        let mut short = vec![upload_scalars(0, &vectors[0], None).unwrap()];
+        for (k, (h, v)) in on_gpu.iter().zip(&vectors).enumerate() {
+            assert!(h.to_host().unwrap() == *v, "h {k} left as it was");
+        }
         assert!(
-            streamed_msms_over_device_scalars::<G1>(0, &points[..n - 1], &mut short).is_err(),
+            streamed_msms_over_device_scalars::<G1>(0, &points[..n - 1], &on_gpu[..1]).is_err(),
             "fewer points than scalars"
         );
     }
@@ -1415,16 +1418,81 @@ mod msm {
             .iter()
             .map(|&(i, w)| backend::sums(Backend::Cpu, &call, i, w).unwrap())
             .collect();
-        let on_gpu = backend::sums_of_group(Backend::Gpu(0), &call, &group).unwrap();
-        assert_eq!(on_gpu.len(), cpu.len());
-        for (i, (g, c)) in on_gpu.iter().zip(&cpu).enumerate() {
-            assert!(g.h == c.h, "circuit {i}: H");
-            assert!(
-                g.l == c.l && g.a == c.a && g.b_g1 == c.b_g1 && g.b_g2 == c.b_g2,
-                "circuit {i}: the witness sums"
-            );
+        // With the default budget the three h make one batch; with the
+        // least budget a plan fits, one at a time and chunks of the least.
+        let need = c2prover::backend::gpu::memory::smallest_plan(0, domain.log_m).unwrap();
+        for budget in [None, Some(need)] {
+            let _restore = budget.map(|need| {
+                let in_use = c2prover::backend::device_memory(0).unwrap().in_use;
+                c2prover::backend::gpu::memory::set_budget(&[0], in_use + need).unwrap();
+                RestoreBudget
+            });
+            let on_gpu = backend::sums_of_group(Backend::Gpu(0), &call, &group).unwrap();
+            assert_eq!(on_gpu.len(), cpu.len());
+            for (i, (g, c)) in on_gpu.iter().zip(&cpu).enumerate() {
+                assert!(g.h == c.h, "budget {budget:?}, circuit {i}: H");
+                assert!(
+                    g.l == c.l && g.a == c.a && g.b_g1 == c.b_g1 && g.b_g2 == c.b_g2,
+                    "budget {budget:?}, circuit {i}: the witness sums"
+                );
+            }
         }
         assert_eq!(backend::resident_bytes(&params), 0, "the points streamed");
+    }
+
+    /// Puts the default device budget of GPU 0 back when dropped.
+    struct RestoreBudget;
+
+    impl Drop for RestoreBudget {
+        fn drop(&mut self) {
+            let _ = c2prover::backend::gpu::memory::set_budget(&[0], 0);
+        }
+    }
+
+    /// Values not below the modulus in several circuits and vectors of a
+    /// call over streamed points (checked on the GPU as they go up, in the
+    /// order of the uploads) give the error the CPU backend gives: the
+    /// first bad value in circuit order, a, b, c, inputs, aux within one.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn streamed_bad_values_are_named_as_the_cpu_names_them() {
+        use c2prover::testkit::synthetic::Circuit;
+        use c2prover::Residency;
+        let _gpu = gpu("streamed_bad_values_are_named_as_the_cpu_names_them");
+        let circuits: Vec<Circuit> = (0..3)
+            .map(|k| Circuit::porep_like(16, 11, 50 + k).unwrap())
+            .collect();
+        let mut params = circuits[0].setup(14);
+        params.residency = Residency::Never;
+        let witnesses: Vec<_> = circuits.iter().map(Circuit::witness).collect();
+        let mut bad = Fr::ONE;
+        bad.0.l = [u64::MAX; 4];
+        // (circuit, vector, index) spoiled, in the order they are spoiled;
+        // the last aux value goes up in the last chunk.
+        let last_aux = witnesses[0].aux.len() - 1;
+        let cases: [&[(usize, &str, usize)]; 3] = [
+            &[(2, "a", 5), (1, "aux", 300)],
+            &[(1, "aux", 70), (1, "c", 9), (2, "inputs", 1)],
+            &[(0, "aux", last_aux), (0, "inputs", 1)],
+        ];
+        for spoiled in cases {
+            let mut ws = witnesses.clone();
+            for &(k, vector, at) in spoiled {
+                let w = &mut ws[k];
+                match vector {
+                    "a" => w.a[at] = bad,
+                    "c" => w.c[at] = bad,
+                    "inputs" => w.inputs[at] = bad,
+                    _ => w.aux[at] = bad,
+                }
+            }
+            let assignments: Vec<_> = ws.iter().map(|w| w.as_assignment()).collect();
+            let (r, s) = c2prover::random_r_s(assignments.len());
+            let gpu = c2prover::prove(&params, &assignments, &r, &s).expect_err("GPU: fails");
+            let cpu = c2prover::prove_on_cpu(&params, &assignments, &r, &s).expect_err("CPU: fails");
+            assert_eq!(gpu.kind, c2prover::ErrorKind::InvalidArgument, "{spoiled:?}");
+            assert_eq!(gpu.message, cpu.message, "{spoiled:?}");
+        }
     }
 
     /// The parameters' GPU copy is freed when the parameters are dropped:

@@ -40,7 +40,8 @@ pub fn sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Resul
         let members: Vec<(usize, &Assignment)> = class.iter().map(|&k| circuits[k]).collect();
         let proved = {
             let _lane = lanes::gpu_lane(gpu);
-            sharing_terms(call, &members, gpu)?
+            // A bad value in a later class may come before this one's.
+            sharing_terms(call, &members, gpu).map_err(|e| in_check_order(call, circuits, e))?
         };
         if proved.len() != class.len() {
             return Err(Error::new(ErrorKind::Gpu, "internal: a group's sums are missing"));
@@ -62,12 +63,13 @@ pub(super) fn sharing_terms(
 ) -> Result<Vec<QuerySums>> {
     if !call.values_checked {
         for &(index, w) in circuits {
-            w.check_inputs_reduced(index)?;
+            w.check_inputs_reduced(index)
+                .map_err(|e| in_check_order(call, circuits, e))?;
         }
     }
-    let h = h_sums(call, circuits, gpu)?;
+    let h = h_sums(call, circuits, gpu).map_err(|e| in_check_order(call, circuits, e))?;
     let started = Instant::now();
-    let witness = match witness_sums(call, circuits, gpu) {
+    let witness = match witness_sums(call, circuits, gpu).map_err(|e| in_check_order(call, circuits, e)) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             log::warn!("GPU {gpu}: witness MSMs out of memory ({e}); running them on the CPU");
             let started = Instant::now();
@@ -99,6 +101,21 @@ pub(super) fn sharing_terms(
         .zip(h)
         .map(|(sums, h)| sums.with_h(h))
         .collect())
+}
+
+/// In place of `e`, a value not below the modulus that the checks on the
+/// way up found (in the order of the uploads: inputs, then a, b, c of a
+/// batch, then aux chunk by chunk), the first the CPU's check finds in
+/// `circuits` (a, b, c, inputs, aux of each in turn), so that the error
+/// names the same value on every path.
+fn in_check_order(call: &Call, circuits: &[(usize, &Assignment)], e: Error) -> Error {
+    if call.values_checked || e.kind != ErrorKind::InvalidArgument {
+        return e;
+    }
+    circuits
+        .iter()
+        .find_map(|&(index, w)| w.check_reduced(index).err())
+        .unwrap_or(e)
 }
 
 /// The witness sums of circuits that share their terms, over streamed
@@ -164,17 +181,18 @@ fn witness_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> R
 /// one): their H steps (a, b, c checked on the way unless the call's
 /// values are), each h left on the GPU, then one MSM over H's streamed
 /// points for the batch, so that each chunk of H's points goes up once
-/// per batch and h never comes back to the host. Without room for the
-/// MSM, the batch's h come back and the CPU runs it.
+/// per batch and h never comes back to the host. An H step without room
+/// (other work took it since the estimate) closes the batch and waits for
+/// the next; without room for the MSM, the batch's h come back and the
+/// CPU runs it.
 fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Vec<G1>> {
     let params = call.params;
     let mut sums = Vec::with_capacity(circuits.len());
-    let mut next = circuits.iter();
-    let mut pending = next.next();
-    while pending.is_some() {
+    let mut pending = circuits.iter().peekable();
+    while pending.peek().is_some() {
         let started = Instant::now();
         let mut batch: Vec<gpu::DeviceScalars> = Vec::new();
-        while let Some(&(index, w)) = pending {
+        while let Some(&&(index, w)) = pending.peek() {
             if !batch.is_empty() && !room_for_another_h(call, gpu)? {
                 break;
             }
@@ -185,14 +203,25 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
                 c: w.c,
                 check: (!call.values_checked).then_some(index),
             };
-            let (h, t) = gpu::quotient_on_device(gpu, call.domain, abc)?;
-            log::debug!(
-                "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms",
-                t.upload_ms,
-                t.total_ms
-            );
-            batch.push(h);
-            pending = next.next();
+            match gpu::quotient_on_device(gpu, call.domain, abc) {
+                Err(e) if e.kind == ErrorKind::OutOfMemory && !batch.is_empty() => {
+                    log::debug!(
+                        "circuit {index}: no room for its H step beside {} h ({e})",
+                        batch.len()
+                    );
+                    break;
+                }
+                Err(e) => return Err(e),
+                Ok((h, t)) => {
+                    log::debug!(
+                        "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms",
+                        t.upload_ms,
+                        t.total_ms
+                    );
+                    batch.push(h);
+                    pending.next();
+                }
+            }
         }
         let h_done = Instant::now();
         STATS.add(Stage::GpuH, h_done - started);
@@ -202,7 +231,7 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
         );
         call.check_cancelled()?;
         // H has one point fewer than the domain: h's last value meets none.
-        match gpu::streamed_msms_over_device_scalars::<G1>(gpu, &params.h, &mut batch) {
+        match gpu::streamed_msms_over_device_scalars::<G1>(gpu, &params.h, &batch) {
             Err(e) if e.kind == ErrorKind::OutOfMemory => {
                 log::warn!(
                     "GPU {gpu}: H's MSM for {} circuits out of memory ({e}); running it on the CPU",
@@ -221,18 +250,18 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
 
 /// Whether GPU `gpu` has room, beside the h it holds now, for another H
 /// step and then for H's MSM over streamed chunks of a sixteenth of the
-/// domain (smaller chunks cost more than another pass over H's points).
+/// domain (smaller chunks cost more than another pass over H's points;
+/// never below the smallest streamed chunk).
 fn room_for_another_h(call: &Call, gpu: usize) -> Result<bool> {
     let log_m = call.domain.log_m;
     let m = 1usize << log_m;
     let step = gpu::h_step_bytes(gpu, log_m, false)?;
-    let chunk = m / 16;
-    let msm =
-        2 * chunk * 96 + gpu::msm_bytes(gpu, gpu::Curve::G1, chunk, gpu::ScalarsAt::DeviceConsumed, false)?;
+    let chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
+    let msm = super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk);
     // The next h takes a scalar per constraint after its step.
     Ok(memory::fits(
         gpu,
-        step.max(std::mem::size_of::<Fr>() * m + msm),
+        step.max((std::mem::size_of::<Fr>() * m).saturating_add(msm)),
         "another h in H's batch",
     ))
 }

@@ -98,29 +98,33 @@ fn streamed_msms_in_chunks<P: DeviceGroup>(
 
 /// Σ h_i·points[i] for each of `scalars` (h of several circuits, left on
 /// GPU `device` by their H steps), with the points in host memory: each
-/// chunk of points goes up once for all of them, and each MSM converts its
-/// chunk of h in place (so the MSMs leave `scalars` spent). Device memory
+/// chunk of points goes up once for all of them. The MSMs only read the
+/// scalars (each converts a copy of its chunk), so they stay whole for
+/// whatever runs after, the CPU included if this fails. Device memory
 /// beside the scalars: two chunks of points and one chunk's MSM, within
 /// the room.
 pub fn streamed_msms_over_device_scalars<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
-    scalars: &mut [DeviceScalars],
+    scalars: &[DeviceScalars],
 ) -> Result<Vec<P>> {
     let n = scalars.first().map_or(0, |s| s.len());
-    let chunk = memory::largest_chunk(device, n, |chunk| {
-        let msm =
-            super::msm_bytes(device, P::CURVE, chunk, ScalarsAt::DeviceConsumed, false).unwrap_or(usize::MAX);
-        (2 * chunk * P::POINT_BYTES).saturating_add(msm)
-    });
+    let chunk = memory::largest_chunk(device, n, |chunk| over_device_scalars_bytes::<P>(device, chunk));
     streamed_msms_over_device_scalars_in_chunks(device, points, scalars, chunk)
+}
+
+/// Device bytes of `streamed_msms_over_device_scalars` in chunks of
+/// `chunk` scalars, beside the scalars.
+pub(super) fn over_device_scalars_bytes<P: DeviceGroup>(device: usize, chunk: usize) -> usize {
+    let msm = super::msm_bytes(device, P::CURVE, chunk, ScalarsAt::DeviceShared, false).unwrap_or(usize::MAX);
+    (2 * chunk * P::POINT_BYTES).saturating_add(msm)
 }
 
 /// `streamed_msms_over_device_scalars` with chunks of `chunk` scalars.
 pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
-    scalars: &mut [DeviceScalars],
+    scalars: &[DeviceScalars],
     chunk: usize,
 ) -> Result<Vec<P>> {
     let n = scalars.first().map_or(0, |s| s.len());
@@ -133,8 +137,8 @@ pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
     }
     let mut sums = vec![P::identity(); scalars.len()];
     over_chunks::<P>(device, points, &chunks(n, chunk, None), |current, c| {
-        for (sum, scalars) in sums.iter_mut().zip(scalars.iter_mut()) {
-            *sum = *sum + msm::<P>(current, 0, Scalars::DevicePart(scalars, c.scalars.clone()), None)?;
+        for (sum, scalars) in sums.iter_mut().zip(scalars) {
+            *sum = *sum + msm::<P>(current, 0, Scalars::SharedPart(scalars, c.scalars.clone()), None)?;
         }
         Ok(())
     })?;
@@ -142,33 +146,43 @@ pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
 }
 
 /// Runs `each` on every chunk with its points on GPU `device`: the next
-/// chunk's points go up (a thread of their own, through the pinned staging
-/// buffers) while `each` runs on the current one.
+/// chunk's points go up while `each` runs on the current one.
 fn over_chunks<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
     chunks: &[Chunk],
     mut each: impl FnMut(&DevicePoints, &Chunk) -> Result<()>,
 ) -> Result<()> {
-    let join = |h: std::thread::ScopedJoinHandle<'_, Result<DevicePoints>>| {
-        h.join().unwrap_or_else(|_| {
-            Err(Error::new(
-                ErrorKind::Panic,
-                "internal error: the point upload thread panicked",
-            ))
-        })
-    };
+    pipelined(
+        chunks,
+        |c| P::upload(device, &points[c.points.clone()]),
+        |current, c| each(&current, c),
+    )
+}
+
+/// Runs `each` on every chunk with what `upload` made of it, the next
+/// chunk's upload (a thread of its own, through the pinned staging
+/// buffers) going on while `each` runs on the current one: at most two
+/// chunks' uploads are alive at once.
+fn pipelined<C: Sync, T: Send>(
+    chunks: &[C],
+    upload: impl Fn(&C) -> Result<T> + Sync,
+    mut each: impl FnMut(T, &C) -> Result<()>,
+) -> Result<()> {
     std::thread::scope(|scope| {
-        let upload = |c: &Chunk| {
-            let part = &points[c.points.clone()];
-            scope.spawn(move || P::upload(device, part))
-        };
-        let mut next = chunks.first().map(upload);
+        let upload = &upload;
+        let start = |i: usize| chunks.get(i).map(|c| scope.spawn(move || upload(c)));
+        let mut next = start(0);
         for (i, c) in chunks.iter().enumerate() {
             let Some(pending) = next.take() else { break };
-            let current = join(pending)?;
-            next = chunks.get(i + 1).map(upload);
-            each(&current, c)?;
+            let current = pending.join().unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorKind::Panic,
+                    "internal error: the point upload thread panicked",
+                ))
+            })?;
+            next = start(i + 1);
+            each(current, c)?;
         }
         Ok(())
     })
@@ -340,30 +354,17 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
         g1: vec![vec![G1::identity(); scalars.len()]; g1.len()],
         g2: vec![vec![G2::identity(); scalars.len()]; g2.len()],
     };
-    let chunks = shared_chunks(n, chunk, g1, g2);
+    // Each term's points of the chunk on the device (none where it meets none).
     type OnDevice = (Vec<Option<DevicePoints>>, Vec<Option<DevicePoints>>);
-    let join = |h: std::thread::ScopedJoinHandle<'_, Result<OnDevice>>| {
-        h.join().unwrap_or_else(|_| {
-            Err(Error::new(
-                ErrorKind::Panic,
-                "internal error: the point upload thread panicked",
-            ))
-        })
+    let upload = |c: &SharedChunk| -> Result<OnDevice> {
+        let up_g1 = g1.iter().zip(&c.g1).map(|(t, r)| t.upload(device, r));
+        let up_g2 = g2.iter().zip(&c.g2).map(|(t, r)| t.upload(device, r));
+        Ok((up_g1.collect::<Result<_>>()?, up_g2.collect::<Result<_>>()?))
     };
-    std::thread::scope(|scope| {
-        let upload = |c: &SharedChunk| {
-            let c = c.clone();
-            scope.spawn(move || -> Result<OnDevice> {
-                let up_g1 = g1.iter().zip(&c.g1).map(|(t, r)| t.upload(device, r));
-                let up_g2 = g2.iter().zip(&c.g2).map(|(t, r)| t.upload(device, r));
-                Ok((up_g1.collect::<Result<_>>()?, up_g2.collect::<Result<_>>()?))
-            })
-        };
-        let mut next = chunks.first().map(upload);
-        for (i, c) in chunks.iter().enumerate() {
-            let Some(pending) = next.take() else { break };
-            let (points_g1, points_g2) = join(pending)?;
-            next = chunks.get(i + 1).map(upload);
+    pipelined(
+        &shared_chunks(n, chunk, g1, g2),
+        upload,
+        |(points_g1, points_g2), c| {
             for (v, values) in scalars.iter().enumerate() {
                 between()?;
                 let check = values.check.map(|check| check.from(c.scalars.start));
@@ -375,9 +376,10 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
                     t.add_msm(&mut sums.g2[k][v], points, &c.scalars, &on_device)?;
                 }
             }
-        }
-        Ok(sums)
-    })
+            Ok(())
+        },
+    )?;
+    Ok(sums)
 }
 
 /// One chunk of `streamed_msms_sharing_scalars`: its scalars, and the

@@ -144,7 +144,7 @@ impl DevicePoints {
                 d.len,
                 d.buf.device,
             ),
-            Scalars::DevicePart(d, range) => {
+            Scalars::SharedPart(d, range) => {
                 if range.start > range.end || range.end > d.len {
                     return Err(Error::size_mismatch(format!(
                         "scalars {range:?} of {} on the GPU",
@@ -158,7 +158,7 @@ impl DevicePoints {
                         .wrapping_add(range.start * std::mem::size_of::<Fr>())
                         .cast_const()
                         .cast::<c_void>(),
-                    ScalarsAt::DeviceConsumed,
+                    ScalarsAt::DeviceShared,
                     range.len(),
                     d.buf.device,
                 )
@@ -196,8 +196,9 @@ impl DevicePoints {
         // offset + (points the scalars meet) in range (checked); the
         // scalars are n valid Fr on the host, or a device buffer of n on the
         // points' GPU (checked) that this call consumes (converted in place,
-        // and `scalars` is dropped after; a part: n from an offset within
-        // the buffer, checked) or only reads (shared); the density, when given, has ceil(n / 64) words
+        // and `scalars` is dropped after) or only reads (shared; a part: n
+        // from an offset within the buffer, checked); the density, when
+        // given, has ceil(n / 64) words
         // (checked); `out` has room for one Jacobian point of the curve (the
         // callers pass a G1 or G2 that matches `self.curve`); timing is a
         // valid location.
@@ -240,10 +241,10 @@ pub enum Scalars<'a> {
     Host(&'a [Fr]),
     Device(DeviceScalars),
     Shared(&'a DeviceScalars),
-    /// A range of scalars on the device that this MSM alone reads: it
-    /// converts them in place, and the buffer stays its owner's (the H
-    /// step's h, met by streamed points one chunk at a time).
-    DevicePart(&'a mut DeviceScalars, std::ops::Range<usize>),
+    /// A range of scalars on the device, only read like shared ones (the
+    /// H step's h, met by streamed points one chunk at a time: left whole,
+    /// so that the CPU can take over from it when an MSM fails).
+    SharedPart(&'a DeviceScalars, std::ops::Range<usize>),
 }
 
 /// Scalars in device memory (the H step's h, left there for its MSM; the
