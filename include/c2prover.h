@@ -54,7 +54,7 @@ enum C2P_ERR
   C2P_ERR_NULL_POINTER = 1,
   // An argument is out of range or inconsistent (zero circuits, r without s, ...).
   C2P_ERR_INVALID_ARGUMENT = 2,
-  // A file could not be opened, mapped or read.
+  // A file could not be opened or read (or shrank while it was read).
   C2P_ERR_IO = 3,
   // A parameters file is malformed (truncated, corrupted, inconsistent counts, bad points).
   C2P_ERR_PARAMS_FORMAT = 4,

@@ -18,7 +18,7 @@ pub enum ErrorKind {
     NullPointer = 1,
     /// An argument is out of range or inconsistent (zero circuits, r without s, ...).
     InvalidArgument = 2,
-    /// A file could not be opened, mapped or read.
+    /// A file could not be opened or read (or shrank while it was read).
     Io = 3,
     /// A parameters file is malformed (truncated, corrupted, inconsistent counts, bad points).
     ParamsFormat = 4,

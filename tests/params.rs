@@ -69,7 +69,7 @@ fn empty_and_missing_files() {
 #[test]
 fn every_truncation_is_refused() {
     let (_, bytes) = small_params();
-    let layout = Layout::parse(&bytes).unwrap();
+    let layout = Layout::parse(&bytes[..]).unwrap();
     let mut cuts = vec![1, 95, 96, 863, 864, 866, 868, bytes.len() / 2, bytes.len() - 1];
     for s in layout.sections() {
         cuts.extend([s.offset - 4, s.offset - 1, s.offset, s.offset + 1, s.end() - 1]);
@@ -84,10 +84,71 @@ fn every_truncation_is_refused() {
     assert!(decode_err(&longer).message.contains("unexpected bytes"));
 }
 
+/// A file that shrinks after the loader opened it (another process
+/// rewriting it, a disk going away) is an I/O error naming the file, not a
+/// SIGBUS: the loader reads with `pread`, never through a memory map.
+#[test]
+fn a_file_that_shrinks_during_the_load_is_an_io_error() {
+    use c2prover::params::source::FileSource;
+    let (_, bytes) = small_params();
+    let layout = Layout::parse(&bytes[..]).unwrap();
+    for cut in [layout.h.offset + 10, layout.b_g2.end() - 1, 100] {
+        let path = temp_file("shrinks.params", &bytes);
+        let opened = FileSource::open(&path).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(cut as u64).unwrap();
+        let err = Parameters::decode_from(&opened, &LoadOptions::default()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Io, "cut {cut}: {}", err.message);
+        assert!(
+            err.message.contains("shrinks.params") && err.message.contains("during the load"),
+            "cut {cut}: {}",
+            err.message
+        );
+    }
+}
+
+/// Loads racing a thread that truncates the file at once: each ends with
+/// the parameters (the load read them first), a format error (the file was
+/// short when opened) or an I/O error, and the process lives on.
+#[test]
+fn loads_racing_a_truncation_end_in_a_result() {
+    let (params, bytes) = small_params();
+    let path = temp_file("racing.params", &bytes);
+    let mut outcomes = std::collections::BTreeMap::new();
+    for round in 0..40 {
+        std::fs::write(&path, &bytes).unwrap();
+        let cut = (bytes.len() / 40) * round;
+        let loaded = std::thread::scope(|scope| {
+            let loading = scope.spawn(|| Parameters::load(&path, &LoadOptions::default()));
+            let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            file.set_len(cut as u64).unwrap();
+            loading.join().expect("the load returns")
+        });
+        let outcome = match loaded {
+            Ok(loaded) => {
+                assert!(
+                    loaded.h == params.h && loaded.b_g2 == params.b_g2,
+                    "round {round}"
+                );
+                "loaded".to_string()
+            }
+            Err(e) => {
+                assert!(
+                    matches!(e.kind, ErrorKind::Io | ErrorKind::ParamsFormat),
+                    "round {round}: {e:?}"
+                );
+                format!("{:?}", e.kind)
+            }
+        };
+        *outcomes.entry(outcome).or_insert(0) += 1;
+    }
+    assert!(outcomes.values().sum::<usize>() == 40, "{outcomes:?}");
+}
+
 #[test]
 fn huge_counts_fail_before_allocating() {
     let (_, mut bytes) = small_params();
-    let layout = Layout::parse(&bytes).unwrap();
+    let layout = Layout::parse(&bytes[..]).unwrap();
     let count_at = layout.l.offset - 4;
     bytes[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
     let err = decode_err(&bytes);
@@ -117,7 +178,7 @@ fn inconsistent_counts_are_refused() {
 #[test]
 fn corrupted_points_name_section_index_and_offset() {
     let (_, bytes) = small_params();
-    let layout = Layout::parse(&bytes).unwrap();
+    let layout = Layout::parse(&bytes[..]).unwrap();
 
     // A coordinate changed: off the curve.
     let mut bad = bytes.clone();
@@ -169,7 +230,7 @@ fn subgroup_check_on_request() {
         })
         .expect("some small x gives a point outside G1");
     let (_, mut bytes) = small_params();
-    let layout = Layout::parse(&bytes).unwrap();
+    let layout = Layout::parse(&bytes[..]).unwrap();
     let at = layout.h.point_offset(5);
     bytes[at..at + 96].copy_from_slice(&outsider.to_uncompressed());
     assert!(Parameters::decode(&bytes, &LoadOptions::default()).is_ok());

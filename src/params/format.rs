@@ -10,6 +10,7 @@
 //! G1 points take 96 bytes, G2 points 192; big-endian coordinates with the
 //! zcash flag bits in the top of byte 0.
 
+use super::source::Source;
 use crate::error::{Error, Result};
 use crate::math::{G1, G2};
 
@@ -87,27 +88,28 @@ pub struct Layout {
 impl Layout {
     /// Walks the counts, checking every section fits in the file, the file
     /// has nothing after the last one, and the counts agree with each other.
-    pub fn parse(bytes: &[u8]) -> Result<Layout> {
-        if bytes.is_empty() {
+    /// Reads only the counts.
+    pub fn parse<S: Source + ?Sized>(file: &S) -> Result<Layout> {
+        let len = file.len();
+        if len == 0 {
             return Err(Error::params_format("parameters file is empty"));
         }
-        if bytes.len() < VK_HEAD_BYTES {
+        if len < VK_HEAD_BYTES {
             return Err(Error::params_format(format!(
-                "parameters file truncated: the verifying key needs {VK_HEAD_BYTES} bytes, the file has {}",
-                bytes.len()
+                "parameters file truncated: the verifying key needs {VK_HEAD_BYTES} bytes, the file has {len}"
             )));
         }
         let mut cursor = VK_HEAD_BYTES;
         let mut found = Vec::with_capacity(SECTIONS.len());
         for (name, group) in SECTIONS {
-            let count_bytes = bytes.get(cursor..cursor + 4).ok_or_else(|| {
-                Error::params_format(format!(
-                    "parameters file truncated: the count of section `{name}` at offset {cursor} is past the end ({} bytes)",
-                    bytes.len()
-                ))
-            })?;
-            let count =
-                u32::from_be_bytes([count_bytes[0], count_bytes[1], count_bytes[2], count_bytes[3]]) as usize;
+            if cursor + 4 > len {
+                return Err(Error::params_format(format!(
+                    "parameters file truncated: the count of section `{name}` at offset {cursor} is past the end ({len} bytes)"
+                )));
+            }
+            let mut count_bytes = [0u8; 4];
+            file.read_at(cursor, &mut count_bytes)?;
+            let count = u32::from_be_bytes(count_bytes) as usize;
             let section = Section {
                 name,
                 group,
@@ -115,21 +117,20 @@ impl Layout {
                 offset: cursor + 4,
             };
             // usize is 64-bit on every supported target: no overflow for u32 counts.
-            if section.end() > bytes.len() {
+            if section.end() > len {
                 return Err(Error::params_format(format!(
-                    "parameters file truncated: section `{name}` declares {count} points ({} bytes) at offset {}, the file ends at {}",
+                    "parameters file truncated: section `{name}` declares {count} points ({} bytes) at offset {}, the file ends at {len}",
                     count * group.point_bytes(),
                     section.offset,
-                    bytes.len()
                 )));
             }
             cursor = section.end();
             found.push(section);
         }
-        if cursor != bytes.len() {
+        if cursor != len {
             return Err(Error::params_format(format!(
                 "parameters file has {} unexpected bytes after section `b_g2` (which ends at offset {cursor})",
-                bytes.len() - cursor
+                len - cursor
             )));
         }
         let layout = Layout {

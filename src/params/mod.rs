@@ -1,27 +1,26 @@
-//! Groth16 parameters (the SRS): bellperson's file format, parallel decoding
-//! from a memory map, and a small cache keyed by path.
+//! Groth16 parameters (the SRS): bellperson's file format, read with
+//! positional reads and decoded in parallel as it is read, and a small
+//! cache keyed by path.
 //!
 //! Memory: a loaded `Parameters` holds the decoded points on the host, the
-//! same size as the file (96 bytes per G1 point, 192 per G2 point); the map
-//! itself is released when loading ends.
+//! same size as the file (96 bytes per G1 point, 192 per G2 point); while
+//! loading, `READ_AHEAD` + 2 blocks of `BLOCK_BYTES` more.
 
 mod cache;
-// The read-only file mapping the loader decodes from (memmap2 is unsafe).
 pub mod format;
-#[allow(unsafe_code)]
-pub mod mmap;
+pub mod source;
 
 pub use cache::{evict_cached, load_cached};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::math::{G1Affine, G2Affine, PointError};
-use crate::params::mmap::MappedFile;
-use format::{Group, Layout, Section, VK_POINTS};
+use format::{Group, Layout, Section, VK_HEAD_BYTES, VK_POINTS};
 use once_cell::sync::OnceCell;
 use rayon::prelude::*;
+use source::{FileSource, Source};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// How much checking a load does.
@@ -132,30 +131,18 @@ impl Drop for ParamsId {
 }
 
 impl Parameters {
-    /// Loads and checks a parameters file (see `LoadOptions`).
+    /// Loads and checks a parameters file (see `LoadOptions`). A file that
+    /// shrinks or fails to read during the load is an `Io` error.
     pub fn load(path: &Path, options: &LoadOptions) -> Result<Parameters> {
         crate::config::get()?;
         let started = Instant::now();
-        let file = std::fs::File::open(path)
-            .map_err(|e| Error::io(format!("cannot open parameters file {}", path.display()), e))?;
-        let map = MappedFile::open(&file)
-            .map_err(|e| Error::io(format!("cannot map parameters file {}", path.display()), e))?;
-        // One thread reads the file front to back (so the kernel reads ahead
-        // at the disk's rate) while the decoding threads follow behind it:
-        // reading and decoding overlap, and the load takes about as long as
-        // the slower of the two.
-        let done = AtomicBool::new(false);
-        let params = std::thread::scope(|scope| {
-            scope.spawn(|| prefetch(&map, &done));
-            let decoded = Parameters::decode(&map, options);
-            done.store(true, Ordering::Relaxed);
-            decoded
-        })
-        .map_err(|e| Error::new(e.kind, format!("{}: {}", path.display(), e.message)))?;
+        let file = FileSource::open(path)?;
+        let params = Parameters::decode_from(&file, options)
+            .map_err(|e| Error::new(e.kind, format!("{}: {}", path.display(), e.message)))?;
         log::info!(
             "loaded parameters {} ({} bytes, domain 2^{}, {} inputs, {} aux) in {:.3} s",
             path.display(),
-            map.len(),
+            file.len(),
             params.domain_size().trailing_zeros(),
             params.num_inputs(),
             params.num_aux(),
@@ -166,15 +153,20 @@ impl Parameters {
 
     /// Decodes a whole parameters file held in memory.
     pub fn decode(bytes: &[u8], options: &LoadOptions) -> Result<Parameters> {
-        let layout = Layout::parse(bytes)?;
-        let vk_head = decode_vk_head(bytes, options)?;
-        let g1 = |s: &Section| decode_section::<G1Affine>(bytes, s, options, G1Affine::from_uncompressed);
+        Parameters::decode_from(bytes, options)
+    }
+
+    /// Decodes a parameters file from `file`, front to back.
+    pub fn decode_from<S: Source + ?Sized>(file: &S, options: &LoadOptions) -> Result<Parameters> {
+        let layout = Layout::parse(file)?;
+        let vk_head = decode_vk_head(&file.bytes_at(0, VK_HEAD_BYTES)?, options)?;
+        let g1 = |s: &Section| decode_section::<G1Affine, S>(file, s, options, G1Affine::from_uncompressed);
         let ic = g1(&layout.ic)?;
         let h = g1(&layout.h)?;
         let l = g1(&layout.l)?;
         let a = g1(&layout.a)?;
         let b_g1 = g1(&layout.b_g1)?;
-        let b_g2 = decode_section::<G2Affine>(bytes, &layout.b_g2, options, G2Affine::from_uncompressed)?;
+        let b_g2 = decode_section::<G2Affine, S>(file, &layout.b_g2, options, G2Affine::from_uncompressed)?;
         let (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2) = vk_head;
         Ok(Parameters {
             vk: VerifyingKey {
@@ -271,18 +263,50 @@ fn write_count<W: Write>(w: &mut W, count: usize) -> std::io::Result<()> {
     w.write_all(&count.to_be_bytes())
 }
 
-/// Touches one byte per page, front to back, until done or the end: the
-/// page faults bring the file in sequentially.
-fn prefetch(bytes: &[u8], done: &AtomicBool) {
-    const PAGE: usize = 4096;
-    let mut sum = 0u8;
-    for (i, page) in bytes.chunks(PAGE).enumerate() {
-        if i % 1024 == 0 && done.load(Ordering::Relaxed) {
-            break;
+/// Bytes read at once by the loader (a multiple of both point sizes).
+const BLOCK_BYTES: usize = 192 << 17;
+
+/// Blocks read ahead of the one being decoded.
+const READ_AHEAD: usize = 2;
+
+/// Runs `each` on blocks `0..blocks` of `file` in order (block k holds the
+/// bytes `range(k)`), a thread of its own reading up to `READ_AHEAD`
+/// blocks ahead while `each` works: reading and decoding overlap, and the
+/// reads go front to back, so the kernel reads ahead at the disk's rate.
+/// The first read that fails is the error.
+fn read_ahead<S: Source + ?Sized>(
+    file: &S,
+    blocks: usize,
+    range: impl Fn(usize) -> std::ops::Range<usize> + Sync,
+    mut each: impl FnMut(usize, &[u8]),
+) -> Result<()> {
+    std::thread::scope(|scope| {
+        // Receivers live in this closure: an early return drops them, so
+        // the reader's next send fails and it stops.
+        let (full, read) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(READ_AHEAD);
+        let (spent, empty) = std::sync::mpsc::channel::<Vec<u8>>();
+        let range = &range;
+        scope.spawn(move || {
+            for k in 0..blocks {
+                let r = range(k);
+                let mut buf = empty.try_recv().unwrap_or_default();
+                buf.resize(r.len(), 0);
+                let block = file.read_at(r.start, &mut buf).map(|()| buf);
+                let failed = block.is_err();
+                if full.send(block).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        for k in 0..blocks {
+            let block = read.recv().map_err(|_| {
+                Error::new(ErrorKind::Panic, "internal error: the parameters reader stopped")
+            })??;
+            each(k, &block);
+            let _ = spent.send(block);
         }
-        sum = sum.wrapping_add(page[0]);
-    }
-    std::hint::black_box(sum);
+        Ok(())
+    })
 }
 
 /// A decodable point type: affine G1 or G2.
@@ -341,18 +365,17 @@ fn decode_vk_head(bytes: &[u8], options: &LoadOptions) -> Result<VkHead> {
     Ok((g1s[0], g1s[1], g2s[0], g2s[1], g1s[2], g2s[2]))
 }
 
-/// Decodes one section in parallel, straight into its vector: each point is
-/// written once, by the thread that decodes it (no zero-filling pass, and
-/// the output's pages are first touched in parallel). The first bad point
-/// (lowest index) is reported.
-fn decode_section<P: CheckedPoint>(
-    bytes: &[u8],
+/// Decodes one section in parallel as it is read (`read_ahead`), straight
+/// into its vector: each point is written once, by the thread that
+/// decodes it (no zero-filling pass, and the output's pages are first
+/// touched in parallel). The first bad point (lowest index) is reported.
+fn decode_section<P: CheckedPoint, S: Source + ?Sized>(
+    file: &S,
     section: &Section,
     options: &LoadOptions,
     parse: fn(&[u8]) -> Result<P, PointError>,
 ) -> Result<Vec<P>> {
     let size = section.group.point_bytes();
-    let raw = &bytes[section.offset..section.end()];
     let first_bad = AtomicUsize::new(usize::MAX);
     let check = |enc: &[u8]| -> Result<P, PointError> {
         let p = parse(enc)?;
@@ -371,20 +394,27 @@ fn decode_section<P: CheckedPoint>(
             ),
         )
     })?;
-    raw.par_chunks_exact(size)
-        .enumerate()
-        .map(|(i, enc)| {
+    let per_block = BLOCK_BYTES / size;
+    let blocks = section.count.div_ceil(per_block);
+    let range = |k: usize| {
+        let first = k * per_block;
+        let points = per_block.min(section.count - first);
+        section.point_offset(first)..section.point_offset(first + points)
+    };
+    read_ahead(file, blocks, range, |k, block| {
+        let first = k * per_block;
+        out.par_extend(block.par_chunks_exact(size).enumerate().map(|(i, enc)| {
             check(enc).unwrap_or_else(|_| {
-                first_bad.fetch_min(i, Ordering::Relaxed);
+                first_bad.fetch_min(first + i, Ordering::Relaxed);
                 P::default()
             })
-        })
-        .collect_into_vec(&mut out);
+        }));
+    })?;
     match first_bad.into_inner() {
         usize::MAX => Ok(out),
         i => {
-            let enc = &raw[i * size..(i + 1) * size];
-            let err = check(enc).err().unwrap_or(PointError::BadEncoding);
+            let enc = file.bytes_at(section.point_offset(i), size)?;
+            let err = check(&enc).err().unwrap_or(PointError::BadEncoding);
             Err(point_error(section.name, i, section.point_offset(i), err))
         }
     }
@@ -411,5 +441,32 @@ impl FileKey {
             len: meta.len(),
             modified: meta.modified().ok(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks come to `each` in order with the bytes of their ranges,
+    /// whatever the read-ahead; a read past the end stops at that block
+    /// with its error, the blocks before it delivered.
+    #[test]
+    fn read_ahead_delivers_blocks_in_order_and_stops_at_a_failed_read() {
+        let bytes: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        let file: &[u8] = &bytes;
+        let range = |k: usize| 7 * k..(7 * k + 7).min(1000);
+        let mut seen = Vec::new();
+        read_ahead(file, 1000usize.div_ceil(7), range, |k, block| {
+            assert_eq!(block, &bytes[range(k)], "block {k}");
+            seen.push(k);
+        })
+        .unwrap();
+        assert_eq!(seen, (0..143).collect::<Vec<_>>());
+        let mut delivered = 0;
+        let past_end = |k: usize| if k < 5 { 10 * k..10 * k + 10 } else { 995..1005 };
+        let err = read_ahead(file, 100, past_end, |_, _| delivered += 1).unwrap_err();
+        assert_eq!(delivered, 5);
+        assert_eq!(err.kind, ErrorKind::ParamsFormat, "{err:?}");
     }
 }

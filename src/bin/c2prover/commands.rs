@@ -77,12 +77,11 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<(), Error> {
 }
 
 pub(crate) fn info(args: InfoArgs) -> Result<(), Error> {
-    let open_err = |e| Error::io(format!("cannot read {}", args.file.display()), e);
-    let file = std::fs::File::open(&args.file).map_err(open_err)?;
-    let bytes = c2prover::params::mmap::MappedFile::open(&file).map_err(open_err)?;
-    let layout = Layout::parse(&bytes)?;
+    use c2prover::params::source::{FileSource, Source};
+    let file = FileSource::open(&args.file)?;
+    let layout = Layout::parse(&file)?;
     let domain = layout.h.count + 1;
-    println!("file          {} ({} bytes)", args.file.display(), bytes.len());
+    println!("file          {} ({} bytes)", args.file.display(), file.len());
     println!("domain        2^{} ({domain})", domain.trailing_zeros());
     println!("inputs        {} (with ONE)", layout.ic.count);
     println!("aux           {}", layout.l.count);
@@ -90,7 +89,7 @@ pub(crate) fn info(args: InfoArgs) -> Result<(), Error> {
         println!("{:<13} {:>12} points at offset {}", s.name, s.count, s.offset);
     }
     let g1 = 96u64;
-    let host = bytes.len() as u64;
+    let host = file.len() as u64;
     let per_circuit = 3 * 32 * domain as u64 + (g1 * layout.l.count.max(layout.h.count) as u64);
     println!(
         "memory        parameters {} on the host; proving adds about {} per circuit in flight",
@@ -102,7 +101,6 @@ pub(crate) fn info(args: InfoArgs) -> Result<(), Error> {
             check_subgroup: args.subgroup,
             ..Default::default()
         };
-        drop(bytes);
         step("loading: decoding and checking every point", || {
             Parameters::load(&args.file, &options)
         })?;
