@@ -1495,6 +1495,81 @@ mod msm {
         }
     }
 
+    /// The library never writes device memory it has freed (the caller's
+    /// process runs other GPU code beside it): jobs over streamed and
+    /// resident points, cancelled at once, cancelled a little later or
+    /// failing on a bad value mid-call, and as each ends, before the device
+    /// is waited for, a canary takes nearly all free device memory (the
+    /// buffers the job gave back among it). A proof made then equals the
+    /// CPU's, and no word of the canary changes.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn freed_device_memory_is_never_written() {
+        use c2prover::backend::gpu::{canary, driver_free_memory};
+        use c2prover::testkit::synthetic::Circuit;
+        use c2prover::{DeviceMask, Job, Residency};
+        use std::sync::Arc;
+        let _gpu = gpu("freed_device_memory_is_never_written");
+        let circuits: Vec<Circuit> = (0..4)
+            .map(|k| Circuit::porep_like(16, 23, 60 + k).unwrap())
+            .collect();
+        let mut streamed = circuits[0].setup(24);
+        streamed.residency = Residency::Never;
+        let mut resident = streamed.clone();
+        resident.residency = Residency::Always;
+        let (streamed, resident) = (Arc::new(streamed), Arc::new(resident));
+        let witnesses: Vec<_> = circuits.iter().map(Circuit::witness).collect();
+        let assignments: Vec<_> = witnesses.iter().map(|w| w.as_assignment()).collect();
+        let (r, s) = c2prover::random_r_s(witnesses.len());
+        let want: Vec<_> = c2prover::prove_on_cpu(&streamed, &assignments, &r, &s)
+            .unwrap()
+            .iter()
+            .map(|p| p.to_compressed())
+            .collect();
+        let mut bad = witnesses.clone();
+        bad[2].aux[100].0.l = [u64::MAX; 4];
+        let mut rng = ChaCha8Rng::seed_from_u64(61);
+        for round in 0..12 {
+            let params = if round % 2 == 0 { &streamed } else { &resident };
+            let how = round % 3;
+            if how == 2 {
+                // The values are checked as the call goes (the Job API
+                // checks them before it starts): it fails mid-call.
+                let bad: Vec<_> = bad.iter().map(|w| w.as_assignment()).collect();
+                let ended = c2prover::prove(params, &bad, &r, &s);
+                assert!(ended.is_err(), "round {round}: a bad value fails");
+            } else {
+                let job = Job::start(
+                    params.clone(),
+                    witnesses.clone(),
+                    r.clone(),
+                    s.clone(),
+                    true,
+                    DeviceMask::ALL,
+                )
+                .unwrap();
+                if how == 1 {
+                    std::thread::sleep(std::time::Duration::from_millis(rng.next_u64() % 40));
+                }
+                job.cancel();
+                let _ = job.finish();
+            }
+            let pattern = rng.next_u64() as u32;
+            let bytes = (driver_free_memory(0).unwrap().saturating_sub(4 << 30)) & !3;
+            let watch = canary(0, bytes, pattern).unwrap();
+            let proofs = c2prover::prove(params, &assignments, &r, &s).unwrap();
+            let got: Vec<_> = proofs.iter().map(|p| p.to_compressed()).collect();
+            assert!(got == want, "round {round}: the next proofs equal the CPU's");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(
+                watch.changed().unwrap(),
+                0,
+                "round {round}: words changed in {} GiB of memory the library gave back",
+                bytes >> 30
+            );
+        }
+    }
+
     /// The parameters' GPU copy is freed when the parameters are dropped:
     /// the library's device memory in use goes back to what it was.
     #[test]

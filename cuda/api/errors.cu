@@ -152,3 +152,81 @@ extern "C" int c2p_cuda_release(int device, void* ptr) {
     C2P_CUDA_OK(cudaFree(ptr));
     return 0;
 }
+
+// ---- Canaries (tests) ----
+//
+// Device memory taken outside the library's pool and budget, each 32-bit
+// word filled with pattern ^ index, and checked later. The pool's freed
+// memory goes back to the driver first (without waiting for the device's
+// work), so a canary can get the very memory the library freed: a kernel of
+// the library still writing a buffer it had given back shows as a changed
+// word (or as a fault the next CUDA call reports).
+
+namespace {
+
+__global__ void canary_fill(uint32_t* words, size_t n, uint32_t pattern) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        words[i] = pattern ^ (uint32_t)i;
+}
+
+__global__ void canary_count(const uint32_t* words, size_t n, uint32_t pattern, unsigned long long* changed) {
+    unsigned long long mine = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        mine += words[i] != (pattern ^ (uint32_t)i);
+    if (mine) atomicAdd(changed, mine);
+}
+
+constexpr unsigned CANARY_BLOCKS = 1024, CANARY_THREADS = 256;
+
+}  // namespace
+
+// Takes `bytes` (a multiple of 4) of device memory after handing the pool's
+// idle memory to the driver, and fills it; free with c2p_cuda_release.
+extern "C" int c2p_cuda_canary(int device, size_t bytes, uint32_t pattern, void** out) {
+    *out = nullptr;
+    if (bytes % 4) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_canary: bytes not a multiple of 4", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    C2P_CUDA_OK(cudaSetDevice(device));
+    cudaMemPool_t pool;
+    C2P_CUDA_OK(cudaDeviceGetDefaultMemPool(&pool, device));
+    C2P_CUDA_OK(cudaMemPoolTrimTo(pool, 0));
+    void* ptr = nullptr;
+    C2P_CUDA_OK(cudaMalloc(&ptr, bytes));
+    c2p::host::stream_t stream;
+    cudaError_t err = stream.create();
+    if (err == cudaSuccess) {
+        canary_fill<<<CANARY_BLOCKS, CANARY_THREADS, 0, stream.s>>>(static_cast<uint32_t*>(ptr), bytes / 4, pattern);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
+    if (err != cudaSuccess) {
+        (void)cudaFree(ptr);
+        C2P_CUDA_OK(err);
+    }
+    *out = ptr;
+    return 0;
+}
+
+// *changed = the words of a canary of `bytes` no longer pattern ^ index.
+extern "C" int c2p_cuda_canary_changed(int device, const void* ptr, size_t bytes, uint32_t pattern,
+                                       unsigned long long* changed) {
+    *changed = 0;
+    C2P_CUDA_OK(cudaSetDevice(device));
+    c2p::host::stream_t stream;
+    C2P_CUDA_OK(stream.create());
+    unsigned long long* count = nullptr;
+    C2P_CUDA_OK(cudaMalloc(&count, sizeof *count));
+    cudaError_t err = cudaMemsetAsync(count, 0, sizeof *count, stream.s);
+    if (err == cudaSuccess) {
+        canary_count<<<CANARY_BLOCKS, CANARY_THREADS, 0, stream.s>>>(static_cast<const uint32_t*>(ptr), bytes / 4,
+                                                                     pattern, count);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) err = cudaMemcpyAsync(changed, count, sizeof *count, cudaMemcpyDeviceToHost, stream.s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);
+    (void)cudaFree(count);
+    C2P_CUDA_OK(err);
+    return 0;
+}

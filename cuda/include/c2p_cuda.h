@@ -101,6 +101,11 @@ int c2p_cuda_trim_pool(int device);
 // Tests: take `bytes` of device memory until c2p_cuda_release.
 int c2p_cuda_reserve(int device, size_t bytes, void** out);
 int c2p_cuda_release(int device, void* ptr);
+// Tests: `bytes` of device memory outside the pool and budget, taken after
+// the pool's idle memory goes back to the driver, each word pattern ^ index
+// (free with c2p_cuda_release); and how many words have changed since.
+int c2p_cuda_canary(int device, size_t bytes, uint32_t pattern, void** out);
+int c2p_cuda_canary_changed(int device, const void* ptr, size_t bytes, uint32_t pattern, unsigned long long* changed);
 
 // ---- Memory ----
 

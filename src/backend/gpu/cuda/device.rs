@@ -220,6 +220,56 @@ pub fn reserve_device_memory(device: usize, bytes: usize) -> Result<DeviceReserv
     })
 }
 
+/// Device memory outside the library's pool and budget, each 32-bit word
+/// `pattern ^ index`, freed when dropped (see `canary`).
+pub struct Canary {
+    device: c_int,
+    ptr: *mut c_void,
+    bytes: usize,
+    pattern: u32,
+}
+
+impl Canary {
+    /// The words no longer as they were filled.
+    pub fn changed(&self) -> Result<u64> {
+        let mut changed = 0u64;
+        // SAFETY: ptr is this canary's live allocation of `bytes` on its
+        // device; changed is a valid out-pointer.
+        let status =
+            unsafe { c2p_cuda_canary_changed(self.device, self.ptr, self.bytes, self.pattern, &mut changed) };
+        check(status, "checking a canary")?;
+        Ok(changed)
+    }
+}
+
+impl Drop for Canary {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from c2p_cuda_canary on this device and is freed
+        // once, here.
+        let status = unsafe { c2p_cuda_release(self.device, self.ptr) };
+        if status != 0 {
+            log::warn!("releasing a canary failed (CUDA error {status})");
+        }
+    }
+}
+
+/// A canary of `bytes` (a multiple of 4) on GPU `device`, taken after the
+/// library's pool has handed its idle memory to the driver (without waiting
+/// for the device's work): for tests that the library never writes memory
+/// it has freed, which the canary may now hold.
+pub fn canary(device: usize, bytes: usize, pattern: u32) -> Result<Canary> {
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: ptr is a valid out-pointer for the call.
+    let status = unsafe { c2p_cuda_canary(device as c_int, bytes, pattern, &mut ptr) };
+    check(status, "making a canary")?;
+    Ok(Canary {
+        device: device as c_int,
+        ptr,
+        bytes,
+        pattern,
+    })
+}
+
 /// The CUDA devices of this machine (empty without a driver or device).
 pub fn devices() -> &'static [Device] {
     &DEVICES

@@ -32,6 +32,14 @@ extern "C" {
     pub(super) fn c2p_cuda_trim_pool(device: c_int) -> c_int;
     pub(super) fn c2p_cuda_reserve(device: c_int, bytes: usize, out: *mut *mut c_void) -> c_int;
     pub(super) fn c2p_cuda_release(device: c_int, ptr: *mut c_void) -> c_int;
+    pub(super) fn c2p_cuda_canary(device: c_int, bytes: usize, pattern: u32, out: *mut *mut c_void) -> c_int;
+    pub(super) fn c2p_cuda_canary_changed(
+        device: c_int,
+        ptr: *const c_void,
+        bytes: usize,
+        pattern: u32,
+        changed: *mut u64,
+    ) -> c_int;
     pub(super) fn c2p_cuda_upload(
         device: c_int,
         host: *const c_void,
