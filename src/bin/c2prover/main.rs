@@ -126,6 +126,29 @@ enum BenchWhat {
     /// GPU MSMs over resident points: dense G1 and G2, and a PoRep-shaped
     /// witness vector (mostly zeros and ones).
     Msm(BenchSizes),
+    /// Proofs for minutes through the split API: mixed sizes, jobs in
+    /// flight, cancellation at random points, bad inputs, injected device
+    /// faults; what was made and the memory every few seconds.
+    Soak(SoakArgs),
+}
+
+#[derive(Args)]
+struct SoakArgs {
+    /// How long to run, in minutes (fractions allowed).
+    #[arg(long, default_value_t = 1.0)]
+    minutes: f64,
+    /// Sizes of the synthetic circuits, as a comma-separated list of log2.
+    #[arg(long, value_delimiter = ',', default_values_t = [10u32, 12, 14])]
+    log2: Vec<u32>,
+    /// Jobs in flight at once (one worker thread each).
+    #[arg(long, default_value_t = 4)]
+    jobs: usize,
+    /// Seconds between the report lines.
+    #[arg(long, default_value_t = 10.0)]
+    report_seconds: f64,
+    /// Seed of the circuits and of the workers' choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Args)]
@@ -233,6 +256,9 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchWhat::Msm(a),
         } => bench_msm(a),
+        Command::Bench {
+            what: BenchWhat::Soak(a),
+        } => bench_soak(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
