@@ -16,6 +16,7 @@ use crate::proof::Proof;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
+use zeroize::Zeroize;
 
 pub struct Job {
     circuits: usize,
@@ -70,6 +71,7 @@ impl Job {
         std::thread::Builder::new()
             .name("c2p-job".into())
             .spawn(move || {
+                let (mut r, mut s) = (r, s);
                 let assignments: Vec<_> = witnesses.iter().map(Witness::as_assignment).collect();
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     prove_job(&params, &assignments, &r, &s, &flag, devices, values_checked)
@@ -79,8 +81,11 @@ impl Job {
                 });
                 // The memory goes back to the budget before the result is
                 // handed over: proofs waiting for `finish` hold no more.
+                // The job's copies of the secret r and s are zeroed.
                 drop(assignments);
                 drop(witnesses);
+                r.zeroize();
+                s.zeroize();
                 drop(permit);
                 // The receiver is gone when the job was abandoned: nothing to do.
                 let _ = send.send(outcome);

@@ -23,18 +23,21 @@ pub struct QuerySums {
     pub l: G1,
 }
 
-/// r and s are secret: every multiplication by them is constant-time.
+/// r and s are secret: every multiplication by them is constant-time
+/// (blst's), and their product is zeroed after use.
 pub fn assemble(vk: &VerifyingKey, sums: &QuerySums, r: &Fr, s: &Fr) -> Proof {
     let delta_g1 = vk.delta_g1.to_projective();
     let a = vk.alpha_g1.to_projective() + sums.a + delta_g1.mul(r);
     let b = vk.beta_g2.to_projective() + sums.b_g2 + vk.delta_g2.to_projective().mul(s);
+    let mut rs = *r * *s;
     let c = sums.a.mul(s)
         + sums.b_g1.mul(r)
-        + delta_g1.mul(&(*r * *s))
+        + delta_g1.mul(&rs)
         + vk.alpha_g1.to_projective().mul(s)
         + vk.beta_g1.to_projective().mul(r)
         + sums.h
         + sums.l;
+    zeroize::Zeroize::zeroize(&mut rs);
     Proof {
         a: a.to_affine(),
         b: b.to_affine(),

@@ -218,11 +218,13 @@ macro_rules! curve_group {
 
             /// Multiplication by a scalar in constant time (safe for the
             /// secret r and s).
+            /// The scalar's bytes are zeroed after.
             pub fn mul(&self, k: &Fr) -> Self {
-                let bytes = k.to_scalar_bytes();
+                let mut bytes = k.to_scalar_bytes();
                 let mut out = <$blst>::default();
                 // SAFETY: `bytes` holds 255 bits little-endian as blst expects.
                 unsafe { $mult(&mut out, &self.0, bytes.as_ptr(), 255) };
+                zeroize::Zeroize::zeroize(&mut bytes);
                 Self(out)
             }
 

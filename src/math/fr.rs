@@ -17,6 +17,14 @@ pub const FR_MODULUS: [u64; 4] = [
 #[repr(transparent)]
 pub struct Fr(pub blst_fr);
 
+/// Zeroing for the secret r and s (and their products) once a proof no
+/// longer needs them.
+impl zeroize::Zeroize for Fr {
+    fn zeroize(&mut self) {
+        self.0.l.zeroize();
+    }
+}
+
 impl Fr {
     pub const ZERO: Fr = Fr(blst_fr { l: [0; 4] });
     /// R mod r: the Montgomery form of one.
