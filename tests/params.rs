@@ -114,7 +114,6 @@ fn a_file_that_shrinks_during_the_load_is_an_io_error() {
 fn loads_racing_a_truncation_end_in_a_result() {
     let (params, bytes) = small_params();
     let path = temp_file("racing.params", &bytes);
-    let mut outcomes = std::collections::BTreeMap::new();
     for round in 0..40 {
         std::fs::write(&path, &bytes).unwrap();
         let cut = (bytes.len() / 40) * round;
@@ -124,25 +123,17 @@ fn loads_racing_a_truncation_end_in_a_result() {
             file.set_len(cut as u64).unwrap();
             loading.join().expect("the load returns")
         });
-        let outcome = match loaded {
-            Ok(loaded) => {
-                assert!(
-                    loaded.h == params.h && loaded.b_g2 == params.b_g2,
-                    "round {round}"
-                );
-                "loaded".to_string()
-            }
-            Err(e) => {
-                assert!(
-                    matches!(e.kind, ErrorKind::Io | ErrorKind::ParamsFormat),
-                    "round {round}: {e:?}"
-                );
-                format!("{:?}", e.kind)
-            }
-        };
-        *outcomes.entry(outcome).or_insert(0) += 1;
+        match loaded {
+            Ok(loaded) => assert!(
+                loaded.h == params.h && loaded.b_g2 == params.b_g2,
+                "round {round}: a load that succeeds read the whole file"
+            ),
+            Err(e) => assert!(
+                matches!(e.kind, ErrorKind::Io | ErrorKind::ParamsFormat),
+                "round {round}: {e:?}"
+            ),
+        }
     }
-    assert!(outcomes.values().sum::<usize>() == 40, "{outcomes:?}");
 }
 
 #[test]

@@ -56,20 +56,30 @@ pub fn sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Resul
 /// `sums` of circuits that share their terms, in the GPU's lane (the
 /// caller holds it). MSMs without room on the GPU (other work holds its
 /// memory) run on the CPU.
+/// A bad value is named as the CPU's check names it (`in_check_order`).
 pub(super) fn sharing_terms(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+) -> Result<Vec<QuerySums>> {
+    sums_checked_on_the_way(call, circuits, gpu).map_err(|e| in_check_order(call, circuits, e))
+}
+
+/// `sharing_terms`, the values checked as they go up (the inputs first,
+/// then a, b, c with each H step, then aux chunk by chunk).
+fn sums_checked_on_the_way(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
 ) -> Result<Vec<QuerySums>> {
     if !call.values_checked {
         for &(index, w) in circuits {
-            w.check_inputs_reduced(index)
-                .map_err(|e| in_check_order(call, circuits, e))?;
+            w.check_inputs_reduced(index)?;
         }
     }
-    let h = h_sums(call, circuits, gpu).map_err(|e| in_check_order(call, circuits, e))?;
+    let h = h_sums(call, circuits, gpu)?;
     let started = Instant::now();
-    let witness = match witness_sums(call, circuits, gpu).map_err(|e| in_check_order(call, circuits, e)) {
+    let witness = match witness_sums(call, circuits, gpu) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             log::warn!("GPU {gpu}: witness MSMs out of memory ({e}); running them on the CPU");
             let started = Instant::now();
