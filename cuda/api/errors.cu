@@ -230,3 +230,56 @@ extern "C" int c2p_cuda_canary_changed(int device, const void* ptr, size_t bytes
     C2P_CUDA_OK(err);
     return 0;
 }
+
+// ---- Injected allocation failures (tests) ----
+//
+// See c2p::host::injected_t: sites are recorded while the library runs, and
+// the next allocations at one of them fail as a full device would.
+
+namespace {
+
+void set_injection_on() {
+    auto& inj = c2p::host::injected;
+    inj.on.store(inj.recording || inj.failures_left > 0);
+}
+
+}  // namespace
+
+// Starts (clearing what was recorded) or stops recording the allocation
+// sites the library charges.
+extern "C" int c2p_cuda_record_allocation_sites(int on) {
+    auto& inj = c2p::host::injected;
+    std::lock_guard<std::mutex> guard(inj.lock);
+    inj.recording = on != 0;
+    if (on) inj.seen.clear();
+    set_injection_on();
+    return 0;
+}
+
+// The sites recorded, "file:line" each, one per line, first seen first, as
+// a NUL-terminated string into `out` (`len` bytes, truncated to fit);
+// *needed = the bytes the whole string takes with its NUL.
+extern "C" int c2p_cuda_allocation_sites(char* out, size_t len, size_t* needed) {
+    auto& inj = c2p::host::injected;
+    std::string all;
+    {
+        std::lock_guard<std::mutex> guard(inj.lock);
+        for (const std::string& site : inj.seen) all += site + "\n";
+    }
+    *needed = all.size() + 1;
+    if (len > 0) snprintf(out, len, "%s", all.c_str());
+    return 0;
+}
+
+// The next `count` allocations at `site` ("file:line" as recorded) fail
+// with cudaErrorMemoryAllocation; *left = the failures of the previous
+// call's still not injected (count 0 disarms and tells).
+extern "C" int c2p_cuda_fail_allocation(const char* site, int count, int* left) {
+    auto& inj = c2p::host::injected;
+    std::lock_guard<std::mutex> guard(inj.lock);
+    *left = inj.failures_left;
+    inj.fail_site = site ? site : "";
+    inj.failures_left = count > 0 ? count : 0;
+    set_injection_on();
+    return 0;
+}

@@ -77,11 +77,13 @@ cudaError_t retry_short(Allocate allocate) {
 }
 
 // `bytes` of device memory on the current device, charged to its budget
-// (refunded by device_free).
-inline cudaError_t device_alloc(void** ptr, size_t bytes) {
+// (refunded by device_free) for the allocation site file:line (the
+// caller's).
+inline cudaError_t device_alloc(void** ptr, size_t bytes, const char* file = __builtin_FILE(),
+                                int line = __builtin_LINE()) {
     int device = 0;
     C2P_CUDA_OK(cudaGetDevice(&device));
-    C2P_CUDA_OK(charge(device, bytes));
+    C2P_CUDA_OK(charge(device, bytes, file, line));
     cudaError_t err = retry_short([&] { return cudaMalloc(ptr, bytes ? bytes : 1); });
     if (err != cudaSuccess) refund(device, bytes);
     return err;
@@ -106,10 +108,11 @@ struct dev_array {
     ~dev_array() {
         if (ptr) (void)device_free(device, ptr, bytes);
     }
-    cudaError_t alloc(size_t n) {
+    // n elements, for the allocation site file:line (the caller's).
+    cudaError_t alloc(size_t n, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
         C2P_CUDA_OK(cudaGetDevice(&device));
         bytes = n * sizeof(T);
-        cudaError_t err = device_alloc(reinterpret_cast<void**>(&ptr), bytes);
+        cudaError_t err = device_alloc(reinterpret_cast<void**>(&ptr), bytes, file, line);
         if (err != cudaSuccess) ptr = nullptr;
         return err;
     }
@@ -144,11 +147,13 @@ struct stream_array {
     stream_array(const stream_array&) = delete;
     stream_array& operator=(const stream_array&) = delete;
     ~stream_array() { release(); }
-    cudaError_t alloc(size_t n, cudaStream_t s) {
+    // n elements on stream s, for the allocation site file:line (the
+    // caller's).
+    cudaError_t alloc(size_t n, cudaStream_t s, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
         release();
         stream = s;
         C2P_CUDA_OK(cudaGetDevice(&device));
-        C2P_CUDA_OK(charge(device, n * sizeof(T)));
+        C2P_CUDA_OK(charge(device, n * sizeof(T), file, line));
         bytes = n * sizeof(T);
         cudaError_t err = retry_short(
             [&] { return cudaMallocAsync(reinterpret_cast<void**>(&ptr), (n ? n : 1) * sizeof(T), s); });

@@ -10,10 +10,14 @@
 // it. The peak is the largest sum of live charges.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "../common.cuh"
 
@@ -53,9 +57,51 @@ inline cudaError_t budget_of(int device, uint64_t* bytes) {
     return cudaSuccess;
 }
 
-// Charges `bytes` to `device`'s budget, or fails as an allocation would.
-inline cudaError_t charge(int device, size_t bytes) {
+// Allocation failures injected on purpose, for the tests that a failure
+// at each allocation site comes back to the caller as an error and leaves
+// nothing allocated (c2p_cuda_fail_allocation). A site is the file and line
+// of the call that allocates (device_alloc and the arrays' alloc take their
+// caller's as default arguments). Off, an allocation pays one relaxed load.
+struct injected_t {
+    std::atomic<bool> on{false};  // recording or failures to inject
+    std::mutex lock;
+    bool recording = false;
+    std::vector<std::string> seen;  // sites charged while recording, first seen first
+    std::string fail_site;
+    int failures_left = 0;
+};
+inline injected_t injected;
+
+// "file:line", the file without its directories.
+inline std::string site_name(const char* file, int line) {
+    const char* slash = strrchr(file, '/');
+    return std::string(slash ? slash + 1 : file) + ":" + std::to_string(line);
+}
+
+// Whether the allocation at file:line is to fail (recorded on the way when
+// sites are being recorded).
+inline bool injected_failure(const char* file, int line) {
+    if (!injected.on.load(std::memory_order_relaxed)) return false;
+    std::lock_guard<std::mutex> guard(injected.lock);
+    const std::string site = site_name(file, line);
+    if (injected.recording && std::find(injected.seen.begin(), injected.seen.end(), site) == injected.seen.end())
+        injected.seen.push_back(site);
+    if (injected.failures_left > 0 && site == injected.fail_site) {
+        injected.failures_left--;
+        return true;
+    }
+    return false;
+}
+
+// Charges `bytes` to `device`'s budget for an allocation at file:line, or
+// fails as an allocation would.
+inline cudaError_t charge(int device, size_t bytes, const char* file, int line) {
     if (device < 0 || device >= MAX_DEVICES) return cudaErrorInvalidDevice;
+    if (injected_failure(file, line)) {
+        set_budget_detail("injected for a test");
+        record_error(cudaErrorMemoryAllocation, "an allocation", file, line);
+        return cudaErrorMemoryAllocation;
+    }
     uint64_t budget = 0;
     C2P_CUDA_OK(budget_of(device, &budget));
     device_memory_t& m = device_memory[device];

@@ -40,6 +40,9 @@ extern "C" {
         pattern: u32,
         changed: *mut u64,
     ) -> c_int;
+    pub(super) fn c2p_cuda_record_allocation_sites(on: c_int) -> c_int;
+    pub(super) fn c2p_cuda_allocation_sites(out: *mut c_char, len: usize, needed: *mut usize) -> c_int;
+    pub(super) fn c2p_cuda_fail_allocation(site: *const c_char, count: c_int, left: *mut c_int) -> c_int;
     pub(super) fn c2p_cuda_upload(
         device: c_int,
         host: *const c_void,
