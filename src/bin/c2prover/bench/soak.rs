@@ -25,6 +25,9 @@ struct Tally {
     cancelled: AtomicU64,
     refused: AtomicU64,
     faults: AtomicU64,
+    /// Jobs that an injected allocation failure made fail (as out of
+    /// memory): any job in flight may meet it, not only the one after it.
+    failed_by_faults: AtomicU64,
     unexpected: AtomicU64,
     /// The first unexpected failures, for the summary.
     messages: Mutex<Vec<String>>,
@@ -36,6 +39,16 @@ impl Tally {
         let mut messages = self.messages.lock().unwrap_or_else(|e| e.into_inner());
         if messages.len() < 10 {
             messages.push(what);
+        }
+    }
+
+    /// Counts a job's failure: expected when an injected allocation
+    /// failure caused it.
+    fn failed(&self, what: &str, e: Error) {
+        if e.kind == ErrorKind::OutOfMemory && e.message.contains("injected for a test") {
+            self.failed_by_faults.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.unexpected(format!("{what}: {e}"));
         }
     }
 
@@ -55,12 +68,13 @@ impl Tally {
     fn line(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "proofs {} (verified {}), cancelled {}, bad inputs refused {}, injected faults {}, unexpected failures {}",
+            "proofs {} (verified {}), cancelled {}, bad inputs refused {}, injected faults {} (jobs failed by one {}), unexpected failures {}",
             get(&self.proofs),
             get(&self.verified),
             get(&self.cancelled),
             get(&self.refused),
             get(&self.faults),
+            get(&self.failed_by_faults),
             get(&self.unexpected)
         )
     }
@@ -96,6 +110,7 @@ pub(crate) fn bench_soak(args: SoakArgs) -> Result<(), Error> {
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;
+    allocation_sites(true);
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(args.minutes.max(0.0) * 60.0);
     let tally = Tally::default();
@@ -139,6 +154,7 @@ pub(crate) fn bench_soak(args: SoakArgs) -> Result<(), Error> {
             }
         }
     });
+    allocation_sites(false);
     let end = memory(started.elapsed().as_secs_f64());
     println!(
         "soak of {:.1} min over 2^{:?}, {} jobs in flight: {}",
@@ -198,10 +214,10 @@ fn soak_one(size: &Size, choices: &mut Choices, tally: &Tally) {
                     Err(e) if e.kind == ErrorKind::Cancelled => {
                         tally.cancelled.fetch_add(1, Ordering::Relaxed);
                     }
-                    Err(e) => tally.unexpected(format!("a cancelled job: {e}")),
+                    Err(e) => tally.failed("a cancelled job", e),
                 }
             }
-            Err(e) => tally.unexpected(format!("starting a job: {e}")),
+            Err(e) => tally.failed("starting a job", e),
         },
         // A value not below the modulus: refused, at the start or the end.
         8 => {
@@ -211,26 +227,60 @@ fn soak_one(size: &Size, choices: &mut Choices, tally: &Tally) {
                 Err(e) if e.kind == ErrorKind::InvalidArgument => {
                     tally.refused.fetch_add(1, Ordering::Relaxed);
                 }
+                Err(e) => tally.failed("a job with a bad value", e),
                 other => tally.unexpected(format!(
                     "a bad value was not refused: {:?}",
                     other.map(|p| p.len())
                 )),
             }
         }
-        // The next H side and witness MSMs run beside each other fail as
-        // out of memory (on a GPU whose points are resident): the job
-        // still proves.
+        // Half the time the next device allocation at a site seen so far
+        // fails (the job, or another in flight, fails as out of memory or
+        // recovers); otherwise the next H side and witness MSMs run beside
+        // each other fail as out of memory (on a GPU whose points are
+        // resident), and the job still proves.
         9 => {
-            c2prover::testkit::faults::fail_beside(1, 1);
+            if choices.below(2) == 1 || !fail_an_allocation(choices) {
+                c2prover::testkit::faults::fail_beside(1, 1);
+            }
             tally.faults.fetch_add(1, Ordering::Relaxed);
             match start(witnesses.clone()).and_then(Job::finish) {
                 Ok(proofs) => tally.proved(&size.params, &witnesses, &proofs),
-                Err(e) => tally.unexpected(format!("a job after an injected fault: {e}")),
+                Err(e) => tally.failed("a job after an injected fault", e),
             }
         }
         _ => match start(witnesses.clone()).and_then(Job::finish) {
             Ok(proofs) => tally.proved(&size.params, &witnesses, &proofs),
-            Err(e) => tally.unexpected(format!("a job: {e}")),
+            Err(e) => tally.failed("a job", e),
         },
     }
+}
+
+/// Starts or stops recording the device allocation sites (the GPU build).
+fn allocation_sites(on: bool) {
+    #[cfg(feature = "cuda")]
+    {
+        c2prover::backend::gpu::record_allocation_sites(on);
+        if !on {
+            c2prover::backend::gpu::fail_allocation("", 0);
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = on;
+}
+
+/// Makes the next device allocation at a site seen so far fail; false
+/// where there is none (no GPU, or none recorded yet).
+fn fail_an_allocation(choices: &mut Choices) -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        let sites = c2prover::backend::gpu::allocation_sites();
+        if let Some(site) = sites.get(choices.below(sites.len() as u64) as usize) {
+            c2prover::backend::gpu::fail_allocation(site, 1);
+            return true;
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = choices;
+    false
 }
