@@ -1,5 +1,5 @@
 //! Device faults: an allocation that fails at each of the library's device
-//! allocation sites in turn comes back as an out-of-memory error (or the
+//! allocation sites in turn (at each of its first uses in a call) comes back as an out-of-memory error (or the
 //! library recovers and the proofs equal the CPU's), the next job on the
 //! same parameters proves, and the library's device memory returns to what
 //! it was; a job cancelled in its GPU stage gives its device memory back.
@@ -23,11 +23,33 @@ fn gpu(test: &str) -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The library's device memory in use on GPU 0 once its work is done.
-fn in_use() -> usize {
-    gpu::trim_memory_pool(0).unwrap();
-    c2prover::backend::device_memory(0).unwrap().in_use
+/// The library's device memory in use on every GPU, and once their work is
+/// done.
+fn live() -> usize {
+    (0..gpu::device_count())
+        .map(|d| c2prover::backend::device_memory(d).unwrap().in_use)
+        .sum()
 }
+
+fn in_use() -> usize {
+    for d in 0..gpu::device_count() {
+        gpu::trim_memory_pool(d).unwrap();
+    }
+    live()
+}
+
+/// Disarms the injected failure when a test ends, passed or not.
+struct Disarm;
+
+impl Drop for Disarm {
+    fn drop(&mut self) {
+        let _ = fail_allocation("", 0, 0);
+    }
+}
+
+/// Uses of a site failed in turn: the first ones of a call (the same line
+/// serves the uploads of points and of a, b, c, the MSMs of all queries).
+const USES: usize = 3;
 
 /// Three circuits of one shape filling a domain of 2^log2, their
 /// parameters with the points where `residency` says, and the CPU's proofs.
@@ -82,16 +104,18 @@ enum Outcome {
 }
 
 /// One call on a fresh copy of `calls`' parameters (its own GPU copy of
-/// the points when they are resident) with the next allocation at `site`
-/// failing, then a call on the same parameters without failures; the
+/// the points when they are resident) with the allocation at `site` after
+/// `skip` others there failing, then a call on the same parameters without failures; the
 /// library's device memory after both equals what it was before, plus
 /// `kept` (the twiddle table a domain new to the process leaves behind).
-fn fail_once_at(site: &str, calls: &Calls, kept: usize) -> Outcome {
+fn fail_once_at(site: &str, skip: usize, calls: &Calls, kept: usize) -> Outcome {
     let before = in_use();
     let params = calls.params.clone();
-    fail_allocation(site, 1);
+    fail_allocation(site, skip, 1).unwrap();
+    // For the messages: the site and which of its uses failed.
+    let site = format!("{site} (use {})", skip + 1);
     let result = calls.prove(&params);
-    let reached = fail_allocation("", 0) == 0;
+    let reached = fail_allocation("", 0, 0).unwrap() == 0;
     let outcome = match result {
         Err(e) => {
             assert!(
@@ -138,13 +162,15 @@ fn fail_once_at(site: &str, calls: &Calls, kept: usize) -> Outcome {
 
 /// Every site the library allocates device memory at while proving (over
 /// streamed and over resident points, several circuits per call), made to
-/// fail in turn: each failure is an out-of-memory error or a recovery, and
-/// leaves nothing allocated. A site reached once per process (the twiddle
-/// table of a domain size) is failed on a domain new to the process.
+/// fail in turn at each of its first `USES` uses in a call: each failure is
+/// an out-of-memory error or a recovery, and leaves nothing allocated. A
+/// site reached once per process (the twiddle table of a domain size) is
+/// failed on a domain new to the process.
 #[test]
 #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
 fn a_failed_allocation_at_each_site_is_an_error_and_leaks_nothing() {
     let _gpu = gpu("a_failed_allocation_at_each_site_is_an_error_and_leaks_nothing");
+    let _disarm = Disarm;
     // Domain sizes per residency, none shared: the first is the calls'
     // size, the others new domains for sites reached once per process.
     for (residency, sizes) in [
@@ -166,27 +192,40 @@ fn a_failed_allocation_at_each_site_is_an_error_and_leaks_nothing() {
         let mut fresh = sizes[1..].iter();
         let (mut failed, mut recovered) = (Vec::new(), Vec::new());
         for site in &sites {
-            let outcome = match fail_once_at(site, &calls, 0) {
+            let outcome = match fail_once_at(site, 0, &calls, 0) {
                 Outcome::NotReached => {
                     // Made once per process: again on a domain it has not seen.
                     let log2 = *fresh
                         .next()
                         .unwrap_or_else(|| panic!("{site}: not reached again, and no new domain is left"));
                     let calls = Calls::new(log2, residency);
-                    match fail_once_at(site, &calls, 16 << log2) {
+                    match fail_once_at(site, 0, &calls, 16 << log2) {
                         Outcome::NotReached => panic!("{site}: not reached on a new domain either"),
                         other => other,
                     }
                 }
                 other => other,
             };
-            match outcome {
-                Outcome::Failed => failed.push(site.as_str()),
-                _ => recovered.push(site.as_str()),
+            let mut uses = vec![outcome];
+            for skip in 1..USES {
+                match fail_once_at(site, skip, &calls, 0) {
+                    Outcome::NotReached => break,
+                    other => uses.push(other),
+                }
+            }
+            let tell = |o: &Outcome| match o {
+                Outcome::Failed => 'F',
+                _ => 'r',
+            };
+            let uses: String = uses.iter().map(tell).collect();
+            if uses.contains('F') {
+                failed.push(format!("{site} {uses}"));
+            } else {
+                recovered.push(format!("{site} {uses}"));
             }
         }
         eprintln!(
-            "{residency:?}: {} sites; failed the call at {failed:?}; recovered at {recovered:?}",
+            "{residency:?}: {} sites (per use: F failed the call, r recovered); failing the call at some use: {failed:?}; recovering at every use: {recovered:?}",
             sites.len()
         );
     }
@@ -211,7 +250,7 @@ fn a_job_cancelled_in_its_gpu_stage_gives_its_device_memory_back() {
         let job = Job::start(params.clone(), witnesses, r, s, true, DeviceMask::ALL).unwrap();
         // Cancelled once the library holds device memory for the job.
         let started = Instant::now();
-        while c2prover::backend::device_memory(0).unwrap().in_use <= before {
+        while live() <= before {
             assert!(
                 started.elapsed() < Duration::from_secs(60),
                 "{residency:?}: the job's GPU stage never began"

@@ -271,14 +271,17 @@ extern "C" int c2p_cuda_allocation_sites(char* out, size_t len, size_t* needed) 
     return 0;
 }
 
-// The next `count` allocations at `site` ("file:line" as recorded) fail
-// with cudaErrorMemoryAllocation; *left = the failures of the previous
-// call's still not injected (count 0 disarms and tells).
-extern "C" int c2p_cuda_fail_allocation(const char* site, int count, int* left) {
+// After `skip` allocations at `site` ("file:line" as recorded) go through,
+// the next `count` fail with cudaErrorMemoryAllocation (a site used several
+// times in a call is failed at each use in turn by raising `skip`); *left =
+// the failures of the previous call's still not injected (count 0 disarms
+// and tells).
+extern "C" int c2p_cuda_fail_allocation(const char* site, int skip, int count, int* left) {
     auto& inj = c2p::host::injected;
     std::lock_guard<std::mutex> guard(inj.lock);
     *left = inj.failures_left;
     inj.fail_site = site ? site : "";
+    inj.skips_left = skip > 0 ? skip : 0;
     inj.failures_left = count > 0 ? count : 0;
     set_injection_on();
     return 0;

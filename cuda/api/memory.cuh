@@ -68,6 +68,7 @@ struct injected_t {
     bool recording = false;
     std::vector<std::string> seen;  // sites charged while recording, first seen first
     std::string fail_site;
+    int skips_left = 0;  // uses of fail_site to let through first
     int failures_left = 0;
 };
 inline injected_t injected;
@@ -87,6 +88,10 @@ inline bool injected_failure(const char* file, int line) {
     if (injected.recording && std::find(injected.seen.begin(), injected.seen.end(), site) == injected.seen.end())
         injected.seen.push_back(site);
     if (injected.failures_left > 0 && site == injected.fail_site) {
+        if (injected.skips_left > 0) {
+            injected.skips_left--;
+            return false;
+        }
         injected.failures_left--;
         return true;
     }

@@ -195,14 +195,16 @@ cudaError_t msm_bytes(int device, size_t n, c2p_scalars_at where, bool density, 
     return cudaSuccess;
 }
 
-// Runs the CUB algorithm `f(temp, bytes)` twice: to size, then to run.
+// Runs the CUB algorithm `f(temp, bytes)` twice: to size, then to run. The
+// scratch space is charged to the caller's site (file:line).
 template <class Fn>
-cudaError_t with_temp(stream_array<uint8_t>& temp, size_t& temp_bytes, cudaStream_t s, Fn f) {
+cudaError_t with_temp(stream_array<uint8_t>& temp, size_t& temp_bytes, cudaStream_t s, Fn f,
+                      const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
     size_t need = 0;
     C2P_CUDA_OK(f(nullptr, need));
     if (need > temp_bytes) {
         temp_bytes = 0;
-        C2P_CUDA_OK(temp.alloc(need, s));
+        C2P_CUDA_OK(temp.alloc(need, s, file, line));
         temp_bytes = need;
     }
     return f(temp.ptr, need);

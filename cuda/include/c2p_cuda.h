@@ -107,12 +107,12 @@ int c2p_cuda_release(int device, void* ptr);
 int c2p_cuda_canary(int device, size_t bytes, uint32_t pattern, void** out);
 int c2p_cuda_canary_changed(int device, const void* ptr, size_t bytes, uint32_t pattern, unsigned long long* changed);
 // Tests: record the library's allocation sites ("file:line", one per line
-// into `out`, *needed the bytes with the NUL), and make the next `count`
-// allocations at one fail as out of memory (*left: the previous arming's
-// failures not yet injected).
+// into `out`, *needed the bytes with the NUL), and after `skip` allocations
+// at one, make the next `count` fail as out of memory (*left: the previous
+// arming's failures not yet injected).
 int c2p_cuda_record_allocation_sites(int on);
 int c2p_cuda_allocation_sites(char* out, size_t len, size_t* needed);
-int c2p_cuda_fail_allocation(const char* site, int count, int* left);
+int c2p_cuda_fail_allocation(const char* site, int skip, int count, int* left);
 
 // ---- Memory ----
 

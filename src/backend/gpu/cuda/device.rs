@@ -284,25 +284,32 @@ pub fn allocation_sites() -> Vec<String> {
     let mut needed = 0usize;
     // SAFETY: a zero-length buffer is never written; needed is valid.
     unsafe { c2p_cuda_allocation_sites(std::ptr::null_mut(), 0, &mut needed) };
-    let mut buf = vec![0u8; needed.max(1)];
-    // SAFETY: buf holds `buf.len()` writable bytes; the function writes a
-    // NUL-terminated string within them.
-    unsafe { c2p_cuda_allocation_sites(buf.as_mut_ptr().cast(), buf.len(), &mut needed) };
+    let mut buf = Vec::new();
+    // The list may grow between the calls (recording goes on): until it fits.
+    while needed > buf.len() {
+        buf = vec![0u8; needed.max(1)];
+        // SAFETY: buf holds `buf.len()` writable bytes; the function writes
+        // a NUL-terminated string within them.
+        unsafe { c2p_cuda_allocation_sites(buf.as_mut_ptr().cast(), buf.len(), &mut needed) };
+    }
     let text =
         CStr::from_bytes_until_nul(&buf).map_or_else(|_| String::new(), |s| s.to_string_lossy().into_owned());
     text.lines().map(str::to_owned).collect()
 }
 
-/// Makes the next `count` device allocations at `site` (as recorded) fail
-/// as out of memory; returns the failures the previous call asked for that
-/// were not injected (`count` 0 disarms and tells).
-pub fn fail_allocation(site: &str, count: usize) -> usize {
-    let site = std::ffi::CString::new(site).unwrap_or_default();
+/// After `skip` device allocations at `site` (as recorded) go through,
+/// makes the next `count` fail as out of memory; returns the failures the
+/// previous call asked for that were not injected (`count` 0 disarms and
+/// tells). A site holding a NUL (never one recorded) is an error.
+pub fn fail_allocation(site: &str, skip: usize, count: usize) -> Result<usize> {
+    let site = std::ffi::CString::new(site)
+        .map_err(|_| crate::error::Error::invalid("an allocation site with a NUL byte"))?;
+    let clamp = |n: usize| n.min(c_int::MAX as usize) as c_int;
     let mut left: c_int = 0;
     // SAFETY: site is a NUL-terminated string the call only reads; left is
     // a valid out-pointer.
-    unsafe { c2p_cuda_fail_allocation(site.as_ptr(), count.min(c_int::MAX as usize) as c_int, &mut left) };
-    left.max(0) as usize
+    unsafe { c2p_cuda_fail_allocation(site.as_ptr(), clamp(skip), clamp(count), &mut left) };
+    Ok(left.max(0) as usize)
 }
 
 /// The CUDA devices of this machine (empty without a driver or device).

@@ -42,7 +42,12 @@ extern "C" {
     ) -> c_int;
     pub(super) fn c2p_cuda_record_allocation_sites(on: c_int) -> c_int;
     pub(super) fn c2p_cuda_allocation_sites(out: *mut c_char, len: usize, needed: *mut usize) -> c_int;
-    pub(super) fn c2p_cuda_fail_allocation(site: *const c_char, count: c_int, left: *mut c_int) -> c_int;
+    pub(super) fn c2p_cuda_fail_allocation(
+        site: *const c_char,
+        skip: c_int,
+        count: c_int,
+        left: *mut c_int,
+    ) -> c_int;
     pub(super) fn c2p_cuda_upload(
         device: c_int,
         host: *const c_void,

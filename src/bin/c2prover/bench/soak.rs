@@ -24,7 +24,11 @@ struct Tally {
     verified: AtomicU64,
     cancelled: AtomicU64,
     refused: AtomicU64,
-    faults: AtomicU64,
+    /// Device faults armed, and those overwritten (or left at the end)
+    /// before any allocation or GPU side met them: the difference was
+    /// injected.
+    faults_armed: AtomicU64,
+    faults_missed: AtomicU64,
     /// Jobs that an injected allocation failure made fail (as out of
     /// memory): any job in flight may meet it, not only the one after it.
     failed_by_faults: AtomicU64,
@@ -68,12 +72,13 @@ impl Tally {
     fn line(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "proofs {} (verified {}), cancelled {}, bad inputs refused {}, injected faults {} (jobs failed by one {}), unexpected failures {}",
+            "proofs {} (verified {}), cancelled {}, bad inputs refused {}, injected faults {} of {} armed (jobs failed by one {}), unexpected failures {}",
             get(&self.proofs),
             get(&self.verified),
             get(&self.cancelled),
             get(&self.refused),
-            get(&self.faults),
+            get(&self.faults_armed) - get(&self.faults_missed),
+            get(&self.faults_armed),
             get(&self.failed_by_faults),
             get(&self.unexpected)
         )
@@ -154,7 +159,9 @@ pub(crate) fn bench_soak(args: SoakArgs) -> Result<(), Error> {
             }
         }
     });
-    allocation_sites(false);
+    let (h, witness) = c2prover::testkit::faults::fail_beside(0, 0);
+    let missed = allocation_sites(false) + h + witness;
+    tally.faults_missed.fetch_add(missed as u64, Ordering::Relaxed);
     let end = memory(started.elapsed().as_secs_f64());
     println!(
         "soak of {:.1} min over 2^{:?}, {} jobs in flight: {}",
@@ -240,10 +247,17 @@ fn soak_one(size: &Size, choices: &mut Choices, tally: &Tally) {
         // each other fail as out of memory (on a GPU whose points are
         // resident), and the job still proves.
         9 => {
-            if choices.below(2) == 1 || !fail_an_allocation(choices) {
-                c2prover::testkit::faults::fail_beside(1, 1);
+            let missed = match choices.below(2) {
+                0 => fail_an_allocation(choices),
+                _ => None,
             }
-            tally.faults.fetch_add(1, Ordering::Relaxed);
+            .unwrap_or_else(|| {
+                let (h, witness) = c2prover::testkit::faults::fail_beside(1, 1);
+                tally.faults_armed.fetch_add(1, Ordering::Relaxed);
+                h + witness
+            });
+            tally.faults_armed.fetch_add(1, Ordering::Relaxed);
+            tally.faults_missed.fetch_add(missed as u64, Ordering::Relaxed);
             match start(witnesses.clone()).and_then(Job::finish) {
                 Ok(proofs) => tally.proved(&size.params, &witnesses, &proofs),
                 Err(e) => tally.failed("a job after an injected fault", e),
@@ -256,31 +270,34 @@ fn soak_one(size: &Size, choices: &mut Choices, tally: &Tally) {
     }
 }
 
-/// Starts or stops recording the device allocation sites (the GPU build).
-fn allocation_sites(on: bool) {
+/// Starts or stops recording the device allocation sites (the GPU build);
+/// stopping disarms and returns the armed failure no allocation met.
+fn allocation_sites(on: bool) -> usize {
     #[cfg(feature = "cuda")]
     {
         c2prover::backend::gpu::record_allocation_sites(on);
         if !on {
-            c2prover::backend::gpu::fail_allocation("", 0);
+            return c2prover::backend::gpu::fail_allocation("", 0, 0).unwrap_or(0);
         }
     }
     #[cfg(not(feature = "cuda"))]
     let _ = on;
+    0
 }
 
-/// Makes the next device allocation at a site seen so far fail; false
-/// where there is none (no GPU, or none recorded yet).
-fn fail_an_allocation(choices: &mut Choices) -> bool {
+/// Makes the next device allocation at a site seen so far fail; returns
+/// the previous arming's failure if no allocation met it, or `None` where
+/// there is no site (no GPU, or none recorded yet).
+fn fail_an_allocation(choices: &mut Choices) -> Option<usize> {
     #[cfg(feature = "cuda")]
     {
         let sites = c2prover::backend::gpu::allocation_sites();
-        if let Some(site) = sites.get(choices.below(sites.len() as u64) as usize) {
-            c2prover::backend::gpu::fail_allocation(site, 1);
-            return true;
-        }
+        let site = sites.get(choices.below(sites.len() as u64) as usize)?;
+        c2prover::backend::gpu::fail_allocation(site, 0, 1).ok()
     }
     #[cfg(not(feature = "cuda"))]
-    let _ = choices;
-    false
+    {
+        let _ = choices;
+        None
+    }
 }
