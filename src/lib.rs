@@ -28,6 +28,8 @@ mod faults;
 pub mod groth16;
 pub mod math;
 pub mod params;
+#[cfg(feature = "porep")]
+pub mod porep;
 pub mod procfs;
 pub mod proof;
 pub mod stats;

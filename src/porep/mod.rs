@@ -1,0 +1,116 @@
+//! The whole PoRep C2 job (feature `porep`; issue 30, in progress): a C1
+//! output as filecoin-ffi passes it (filecoin-proofs-api's
+//! `SealCommitPhase1Output` as JSON) to the witnesses of its partitions,
+//! synthesized by filecoin-proofs' own circuit code (`StackedCompound`, as
+//! its `seal_commit_phase2` builds them). Still to come: the proofs with the
+//! prover, the C, Rust and Go entry points, and the bounded pipeline from
+//! synthesis to the GPU.
+
+mod recorder;
+
+pub use recorder::Recorder;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::Witness;
+use filecoin_hashers::Domain;
+use filecoin_proofs::constants::{
+    DefaultPieceDomain, DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape512MiB,
+    SectorShape64GiB, SectorShape8MiB, SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB,
+    SECTOR_SIZE_64_GIB, SECTOR_SIZE_8_MIB,
+};
+use filecoin_proofs::types::VanillaSealProof;
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+
+/// A C1 output from filecoin-proofs-api's JSON.
+pub fn parse_c1(json: &[u8]) -> Result<SealCommitPhase1Output> {
+    serde_json::from_slice(json).map_err(|e| {
+        Error::invalid(format!(
+            "the C1 output is not filecoin-proofs-api's SealCommitPhase1Output JSON: {e}"
+        ))
+    })
+}
+
+/// The witnesses of every partition of `c1`'s proof, in partition order.
+pub fn synthesize_partitions(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
+    let proof = c1.registered_proof;
+    if proof.major_version() != 1 {
+        return Err(unsupported(proof, "not a version 1 proof"));
+    }
+    if proof.feature_enabled(ApiFeature::NonInteractivePoRep) {
+        return Err(unsupported(proof, "non-interactive PoRep"));
+    }
+    match u64::from(proof.sector_size()) {
+        SECTOR_SIZE_2_KIB => partitions_of::<SectorShape2KiB>(c1),
+        SECTOR_SIZE_8_MIB => partitions_of::<SectorShape8MiB>(c1),
+        SECTOR_SIZE_512_MIB => partitions_of::<SectorShape512MiB>(c1),
+        SECTOR_SIZE_32_GIB => partitions_of::<SectorShape32GiB>(c1),
+        SECTOR_SIZE_64_GIB => partitions_of::<SectorShape64GiB>(c1),
+        _ => Err(unsupported(proof, "a sector size without production parameters")),
+    }
+}
+
+fn unsupported(proof: RegisteredSealProof, why: &str) -> Error {
+    Error::new(ErrorKind::Unsupported, format!("{proof:?}: {why}"))
+}
+
+/// A failure of filecoin-proofs on the caller's C1 output.
+fn invalid(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("{what}: {e}"))
+}
+
+fn partitions_of<Tree: 'static + MerkleTreeTrait>(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
+    let config = c1.registered_proof.as_v1_config();
+    let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = c1
+        .vanilla_proofs
+        .try_into()
+        .map_err(|e| invalid("the C1 output's vanilla proofs", e))?;
+    if vanilla.len() != usize::from(config.partitions) || vanilla.iter().any(Vec::is_empty) {
+        return Err(Error::invalid(format!(
+            "the C1 output holds {} partitions' vanilla proofs, {:?} proves {}",
+            vanilla.len(),
+            c1.registered_proof,
+            usize::from(config.partitions)
+        )));
+    }
+    let replica_id: blstrs::Scalar = c1.replica_id.into();
+    let public_inputs = stacked::PublicInputs {
+        replica_id: replica_id.into(),
+        tau: Some(stacked::Tau {
+            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d).map_err(|e| invalid("comm_d", e))?,
+            comm_r: filecoin_proofs::as_safe_commitment(&c1.comm_r, "comm_r")
+                .map_err(|e| invalid("comm_r", e))?,
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params: filecoin_proofs::parameters::setup_params(&config)
+            .map_err(|e| invalid("the proof's setup parameters", e))?,
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    let public_params = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::setup(&setup)
+    .map_err(|e| invalid("the proof's public parameters", e))?;
+    vanilla
+        .iter()
+        .enumerate()
+        .map(|(k, proof)| {
+            let circuit = StackedCompound::<Tree, DefaultPieceHasher>::circuit(
+                &public_inputs,
+                (), // the stacked circuit has no component private inputs
+                proof,
+                &public_params.vanilla_params,
+                Some(k),
+            )
+            .map_err(|e| invalid(&format!("partition {k}'s circuit"), e))?;
+            Recorder::record(circuit)
+        })
+        .collect()
+}

@@ -1,0 +1,180 @@
+//! A bellperson constraint system that records a circuit's witness as
+//! bellperson's prover sees it (its private `ProvingAssignment`): a, b and c
+//! evaluated per constraint; the density bits of aux variables with a
+//! non-zero coefficient in A, and of inputs and aux in B; and an
+//! `input · 0 = 0` constraint appended for every input.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::math::Fr;
+use crate::Witness;
+use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::Field;
+
+#[derive(Default)]
+pub struct Recorder {
+    a_aux: Vec<bool>,
+    b_inp: Vec<bool>,
+    b_aux: Vec<bool>,
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+    c: Vec<Scalar>,
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+}
+
+/// Which density a linear combination's variables mark.
+struct Marks<'a> {
+    inputs: Option<&'a mut Vec<bool>>,
+    aux: Option<&'a mut Vec<bool>>,
+}
+
+impl Recorder {
+    /// Synthesizes `circuit` after allocating ONE, and returns its witness.
+    pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
+        let mut cs = Recorder::default();
+        let synthesized = cs
+            .alloc_input(|| "one", || Ok(Scalar::ONE))
+            .and_then(|_| circuit.synthesize(&mut cs));
+        synthesized.map_err(|e| Error::new(ErrorKind::InvalidArgument, format!("synthesis failed: {e}")))?;
+        for i in 0..cs.inputs.len() {
+            cs.enforce(
+                || "",
+                |lc| lc + Variable::new_unchecked(Index::Input(i)),
+                |lc| lc,
+                |lc| lc,
+            );
+        }
+        Ok(cs.into_witness())
+    }
+
+    fn into_witness(self) -> Witness {
+        let bits = |v: &[bool]| {
+            let mut words = vec![0u64; v.len().div_ceil(64)];
+            for (i, _) in v.iter().enumerate().filter(|(_, &set)| set) {
+                words[i / 64] |= 1 << (i % 64);
+            }
+            words
+        };
+        let frs = |v: Vec<Scalar>| v.into_iter().map(|x| Fr(x.into())).collect::<Vec<_>>();
+        Witness {
+            a_aux_density: bits(&self.a_aux),
+            b_inp_density: bits(&self.b_inp),
+            b_aux_density: bits(&self.b_aux),
+            a: frs(self.a),
+            b: frs(self.b),
+            c: frs(self.c),
+            inputs: frs(self.inputs),
+            aux: frs(self.aux),
+        }
+    }
+
+    /// Σ coefficient · value over `lc`, marking the variables of non-zero
+    /// coefficients where `marks` says.
+    fn eval(inputs: &[Scalar], aux: &[Scalar], lc: &LinearCombination<Scalar>, marks: Marks) -> Scalar {
+        let Marks {
+            inputs: mut inp_marks,
+            aux: mut aux_marks,
+        } = marks;
+        let mut sum = Scalar::ZERO;
+        for (&i, coeff) in lc.iter_inputs() {
+            if !bool::from(coeff.is_zero()) {
+                sum += inputs[i] * coeff;
+                if let Some(m) = inp_marks.as_deref_mut() {
+                    m[i] = true;
+                }
+            }
+        }
+        for (&i, coeff) in lc.iter_aux() {
+            if !bool::from(coeff.is_zero()) {
+                sum += aux[i] * coeff;
+                if let Some(m) = aux_marks.as_deref_mut() {
+                    m[i] = true;
+                }
+            }
+        }
+        sum
+    }
+}
+
+impl ConstraintSystem<Scalar> for Recorder {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        self.a_aux.push(false);
+        self.b_aux.push(false);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        self.b_inp.push(false);
+        Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let (a, b, c) = (
+            a(LinearCombination::zero()),
+            b(LinearCombination::zero()),
+            c(LinearCombination::zero()),
+        );
+        let (inputs, aux) = (&self.inputs, &self.aux);
+        let none = || Marks {
+            inputs: None,
+            aux: None,
+        };
+        let va = Self::eval(
+            inputs,
+            aux,
+            &a,
+            Marks {
+                inputs: None,
+                aux: Some(&mut self.a_aux),
+            },
+        );
+        let vb = Self::eval(
+            inputs,
+            aux,
+            &b,
+            Marks {
+                inputs: Some(&mut self.b_inp),
+                aux: Some(&mut self.b_aux),
+            },
+        );
+        let vc = Self::eval(inputs, aux, &c, none());
+        self.a.push(va);
+        self.b.push(vb);
+        self.c.push(vc);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
