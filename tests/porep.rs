@@ -1,10 +1,13 @@
 //! The whole C2 job (feature `porep`, in progress): the real 2 KiB C1
 //! fixtures (tests/fixtures/porep-2kib, made by compat/porep-fixtures)
 //! synthesize into their partitions' witnesses through filecoin-proofs' own
-//! circuits, and every constraint holds (a·b = c).
+//! circuits, and every constraint holds (a·b = c); malformed C1 outputs,
+//! fuzzed, are errors of the documented kinds, never a panic.
 #![cfg(feature = "porep")]
 
-use c2prover::porep;
+use bolero::check;
+use c2prover::{porep, ErrorKind};
+use std::time::Duration;
 
 const C1_API: &[u8] = include_bytes!("fixtures/porep-2kib/c1-api.json");
 
@@ -31,4 +34,52 @@ fn a_c1_that_is_not_json_is_an_invalid_argument() {
         let e = porep::parse_c1(bad).expect_err("refused");
         assert_eq!(e.kind, c2prover::ErrorKind::InvalidArgument, "{e}");
     }
+}
+
+/// How long the fuzz target runs random inputs after its corpus (as
+/// tests/fuzz.rs: `C2P_FUZZ_SECONDS`, default 5).
+fn fuzz_time() -> Duration {
+    let seconds = std::env::var("C2P_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    Duration::from_secs(seconds)
+}
+
+/// The fixture with the fuzzer's bytes read as edits: pairs of (where,
+/// what) replace digits with digits (still JSON, other numbers: hashes,
+/// paths and indices of the vanilla proofs go wrong), and a last byte of
+/// 0xff cuts the text short.
+fn edited_c1(input: &[u8]) -> Vec<u8> {
+    let mut json = C1_API.to_vec();
+    for pair in input.chunks(4) {
+        if let [a, b, c, digit] = *pair {
+            let at = u32::from_le_bytes([a, b, c, 0]) as usize % json.len();
+            if json[at].is_ascii_digit() {
+                json[at] = b'0' + digit % 10;
+            }
+        }
+    }
+    if input.last() == Some(&0xff) {
+        json.truncate(input.len() * 97 % json.len());
+    }
+    json
+}
+
+/// Every input, as raw bytes and as edits to the real fixture: parsed and,
+/// when it parses, synthesized; an error is an invalid argument or an
+/// unsupported proof, never a panic or another kind.
+#[test]
+fn fuzz_c1_json() {
+    check!().with_test_time(fuzz_time()).for_each(|input: &[u8]| {
+        for json in [input.to_vec(), edited_c1(input)] {
+            let outcome = porep::parse_c1(&json).and_then(porep::synthesize_partitions);
+            if let Err(e) = outcome {
+                assert!(
+                    matches!(e.kind, ErrorKind::InvalidArgument | ErrorKind::Unsupported),
+                    "{e:?}"
+                );
+            }
+        }
+    });
 }

@@ -35,7 +35,20 @@ pub fn parse_c1(json: &[u8]) -> Result<SealCommitPhase1Output> {
 }
 
 /// The witnesses of every partition of `c1`'s proof, in partition order.
+/// filecoin-proofs' circuit code panics on some malformed vanilla proofs:
+/// such a panic is caught and is an `InvalidArgument` naming it.
 pub fn synthesize_partitions(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize_checked(c1))).unwrap_or_else(
+        |payload| {
+            Err(Error::invalid(format!(
+                "the C1 output is malformed: filecoin-proofs' circuit code panicked on it ({})",
+                crate::error::panic_message(&*payload)
+            )))
+        },
+    )
+}
+
+fn synthesize_checked(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
     let proof = c1.registered_proof;
     if proof.major_version() != 1 {
         return Err(unsupported(proof, "not a version 1 proof"));
