@@ -23,7 +23,7 @@ use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 /// A C1 output from filecoin-proofs-api's JSON.
 pub fn parse_c1(json: &[u8]) -> Result<SealCommitPhase1Output> {
@@ -76,7 +76,19 @@ fn invalid(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 fn partitions_of<Tree: 'static + MerkleTreeTrait>(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
+    circuits_of::<Tree>(c1)?
+        .into_iter()
+        .map(Recorder::record)
+        .collect()
+}
+
+/// The circuits of every partition of `c1`'s proof (its sector shape
+/// `Tree`), as filecoin-proofs' `seal_commit_phase2` builds them.
+pub fn circuits_of<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+) -> Result<Vec<StackedCircuit<Tree, DefaultPieceHasher>>> {
     let config = c1.registered_proof.as_v1_config();
+    // A `Tree` other than the proof's shape fails the conversion below.
     let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = c1
         .vanilla_proofs
         .try_into()
@@ -115,15 +127,14 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(c1: SealCommitPhase1Output) ->
         .iter()
         .enumerate()
         .map(|(k, proof)| {
-            let circuit = StackedCompound::<Tree, DefaultPieceHasher>::circuit(
+            StackedCompound::<Tree, DefaultPieceHasher>::circuit(
                 &public_inputs,
                 (), // the stacked circuit has no component private inputs
                 proof,
                 &public_params.vanilla_params,
                 Some(k),
             )
-            .map_err(|e| invalid(&format!("partition {k}'s circuit"), e))?;
-            Recorder::record(circuit)
+            .map_err(|e| invalid(&format!("partition {k}'s circuit"), e))
         })
         .collect()
 }

@@ -113,6 +113,64 @@ where
     out
 }
 
+/// The lengths of a parameter set's vectors.
+struct QuerySizes {
+    log2: u32,
+    inputs: usize,
+    aux: usize,
+    /// Inputs and aux variables with A-density, and with B-density.
+    a: usize,
+    b: usize,
+}
+
+impl QuerySizes {
+    /// Distinct random points of these lengths (see the module comment), the
+    /// verifying key random too.
+    fn parameters(&self, seed: u64) -> Parameters {
+        // Few random points (a scalar multiplication each, ~25 µs in G1 and
+        // ~60 µs in G2 on one core), the rest an addition each (~0.8 / 1.9 µs).
+        let g1 = |len: usize, s: u64| distinct_points(G1::generator(), len, 1 << 16, seed ^ s);
+        let g2 = |len: usize, s: u64| distinct_points(G2::generator(), len, 1 << 14, seed ^ s);
+        let one_g1 = |s: u64| -> G1Affine { g1(1, s)[0] };
+        let one_g2 = |s: u64| -> G2Affine { g2(1, s)[0] };
+        Parameters {
+            vk: VerifyingKey {
+                alpha_g1: one_g1(11),
+                beta_g1: one_g1(12),
+                beta_g2: one_g2(13),
+                gamma_g2: one_g2(14),
+                delta_g1: one_g1(15),
+                delta_g2: one_g2(16),
+                ic: g1(self.inputs, 17),
+            },
+            h: g1((1 << self.log2) - 1, 1),
+            l: g1(self.aux, 2),
+            a: g1(self.a, 3),
+            b_g1: g1(self.b, 4),
+            b_g2: g2(self.b, 5),
+            residency: Default::default(),
+            id: Default::default(),
+        }
+    }
+}
+
+/// Parameters of distinct random points sized for `witness` (its domain,
+/// inputs, aux and densities; see the module comment): for a real circuit
+/// whose real parameters are not at hand. Two provers given them and the
+/// same r and s make the same proof bytes, which do not verify.
+pub fn parameters_for(witness: &Witness, seed: u64) -> Parameters {
+    let popcount = |words: &[u64]| words.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+    let b_inputs = popcount(&witness.b_inp_density);
+    QuerySizes {
+        log2: witness.a.len().next_power_of_two().trailing_zeros().max(1),
+        inputs: witness.inputs.len(),
+        aux: witness.aux.len(),
+        a: witness.inputs.len() + popcount(&witness.a_aux_density),
+        b: b_inputs + popcount(&witness.b_aux_density),
+    }
+    .parameters(seed)
+}
+
 impl PorepShape {
     /// A partition's shape for a domain of 2^log2 (log2 = 27 is the real one).
     pub fn scaled(log2: u32) -> PorepShape {
@@ -143,30 +201,14 @@ impl PorepShape {
     pub fn parameters(&self, seed: u64) -> Parameters {
         let a_aux = (0..self.aux).into_par_iter().filter(|&i| self.a_aux(i)).count();
         let b_aux = (0..self.aux).into_par_iter().filter(|&i| self.b_aux(i)).count();
-        // Few random points (a scalar multiplication each, ~25 µs in G1 and
-        // ~60 µs in G2 on one core), the rest an addition each (~0.8 / 1.9 µs).
-        let g1 = |len: usize, s: u64| distinct_points(G1::generator(), len, 1 << 16, seed ^ s);
-        let g2 = |len: usize, s: u64| distinct_points(G2::generator(), len, 1 << 14, seed ^ s);
-        let one_g1 = |s: u64| -> G1Affine { g1(1, s)[0] };
-        let one_g2 = |s: u64| -> G2Affine { g2(1, s)[0] };
-        Parameters {
-            vk: VerifyingKey {
-                alpha_g1: one_g1(11),
-                beta_g1: one_g1(12),
-                beta_g2: one_g2(13),
-                gamma_g2: one_g2(14),
-                delta_g1: one_g1(15),
-                delta_g2: one_g2(16),
-                ic: g1(self.inputs, 17),
-            },
-            h: g1((1 << self.log2) - 1, 1),
-            l: g1(self.aux, 2),
-            a: g1(self.inputs + a_aux, 3),
-            b_g1: g1(self.inputs + b_aux, 4),
-            b_g2: g2(self.inputs + b_aux, 5),
-            residency: Default::default(),
-            id: Default::default(),
-        }
+        let sizes = QuerySizes {
+            log2: self.log2,
+            inputs: self.inputs,
+            aux: self.aux,
+            a: self.inputs + a_aux,
+            b: self.inputs + b_aux,
+        };
+        sizes.parameters(seed)
     }
 
     /// A witness of this shape. The positions of full field elements are
