@@ -8,6 +8,8 @@
 //! also read as edits to a valid file or call (`Choices`): the fuzzer's
 //! bytes pick what to change, where and to what.
 
+mod common;
+
 use bolero::check;
 use c2prover::capi::native::*;
 use c2prover::capi::*;
@@ -15,19 +17,10 @@ use c2prover::params::format::Layout;
 use c2prover::testkit::synthetic::Circuit;
 use c2prover::testkit::witness_file;
 use c2prover::{ErrorKind, LoadOptions, Parameters, Witness};
+use common::fuzz_time;
 use std::ffi::CString;
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
-use std::time::Duration;
-
-/// How long each target runs random inputs after its corpus.
-fn fuzz_time() -> Duration {
-    let seconds = std::env::var("C2P_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
-    Duration::from_secs(seconds)
-}
 
 /// The fuzzer's bytes read as choices, zeros once they run out.
 struct Choices<'a> {

@@ -5,9 +5,11 @@
 //! fuzzed, are errors of the documented kinds, never a panic.
 #![cfg(feature = "porep")]
 
+mod common;
+
 use bolero::check;
 use c2prover::{porep, ErrorKind};
-use std::time::Duration;
+use common::fuzz_time;
 
 const C1_API: &[u8] = include_bytes!("fixtures/porep-2kib/c1-api.json");
 
@@ -72,16 +74,6 @@ fn a_c1_that_is_not_json_is_an_invalid_argument() {
         let e = porep::parse_c1(bad).expect_err("refused");
         assert_eq!(e.kind, c2prover::ErrorKind::InvalidArgument, "{e}");
     }
-}
-
-/// How long the fuzz target runs random inputs after its corpus (as
-/// tests/fuzz.rs: `C2P_FUZZ_SECONDS`, default 5).
-fn fuzz_time() -> Duration {
-    let seconds = std::env::var("C2P_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
-    Duration::from_secs(seconds)
 }
 
 /// The fixture with the fuzzer's bytes read as edits: pairs of (where,

@@ -15,6 +15,16 @@ pub fn fr(x: Scalar) -> c2prover::Fr {
     c2prover::Fr(x.into())
 }
 
+/// How long a fuzz target runs random inputs after its corpus:
+/// `C2P_FUZZ_SECONDS`, default 5.
+pub fn fuzz_time() -> std::time::Duration {
+    let seconds = std::env::var("C2P_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    std::time::Duration::from_secs(seconds)
+}
+
 /// Records a circuit's assignment the way bellperson's `ProvingAssignment`
 /// does: a, b, c evaluated per constraint, density bits for variables with a
 /// non-zero coefficient in A (aux) and B (inputs and aux), and an
