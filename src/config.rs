@@ -63,6 +63,9 @@ pub struct Config {
     pub host_budget: Option<usize>,
     /// `C2P_DEVICE_BUDGET`: bytes of device memory per GPU for the library.
     pub device_budget: Option<usize>,
+    /// `FIL_PROOFS_PARAMETER_CACHE` (filecoin-proofs' own): where the PoRep
+    /// C2 job finds parameters and verifying keys unless told.
+    pub filecoin_parameter_cache: Option<std::path::PathBuf>,
     pub gpu: GpuTuning,
 }
 
@@ -157,10 +160,14 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
     };
     let host_budget = size("C2P_HOST_BUDGET")?;
     let device_budget = size("C2P_DEVICE_BUDGET")?;
+    let filecoin_parameter_cache = lookup("FIL_PROOFS_PARAMETER_CACHE")
+        .filter(|dir| !dir.is_empty())
+        .map(std::path::PathBuf::from);
     Ok(Config {
         params_on_gpu,
         host_budget,
         device_budget,
+        filecoin_parameter_cache,
         gpu: GpuTuning {
             pool_keep_mib: number("C2P_POOL_KEEP_MIB", 1..=1 << 20)?,
             stage_threads: number("C2P_STAGE_THREADS", 1..=64)?,

@@ -178,13 +178,9 @@ pub fn admit(
 /// Host bytes a job holds while it runs: its copies of the witnesses, and
 /// its working set (`working_bytes`).
 pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
-    let fr = std::mem::size_of::<Fr>();
     let witnesses: usize = circuits
         .iter()
-        .map(|c| {
-            let values = 3 * c.a.len() + c.inputs.len() + c.aux.len();
-            values * fr + 3 * (c.aux.len() / 8 + 8)
-        })
+        .map(|c| witness_bytes(c.a.len(), c.inputs.len(), c.aux.len()))
         .sum();
     witnesses + working_bytes(params, circuits, gpus)
 }
@@ -194,7 +190,23 @@ pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> u
 /// scalars beside the GPU), one per GPU the job may use at once (`gpus`,
 /// at least one). All a call on borrowed witnesses holds.
 pub fn working_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
-    let fr = std::mem::size_of::<Fr>();
-    let working = 3 * params.domain_size() * fr + 2 * (params.num_inputs() + params.num_aux()) * fr;
+    let working = circuit_working_bytes(params.domain_size(), params.num_inputs(), params.num_aux());
     working * gpus.clamp(1, circuits.len().max(1))
+}
+
+/// Host bytes of a one-circuit job at its largest on parameters of these
+/// sizes (a constraint per domain point): what a caller that synthesizes
+/// the circuit itself reserves before the witness exists.
+pub fn largest_circuit_bytes(domain: usize, inputs: usize, aux: usize) -> usize {
+    witness_bytes(domain, inputs, aux) + circuit_working_bytes(domain, inputs, aux)
+}
+
+/// A witness's a, b, c, inputs and aux, and its three density bitmaps.
+fn witness_bytes(constraints: usize, inputs: usize, aux: usize) -> usize {
+    let values = 3 * constraints + inputs + aux;
+    values * std::mem::size_of::<Fr>() + 3 * (aux / 8 + 8)
+}
+
+fn circuit_working_bytes(domain: usize, inputs: usize, aux: usize) -> usize {
+    (3 * domain + 2 * (inputs + aux)) * std::mem::size_of::<Fr>()
 }

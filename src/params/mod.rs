@@ -130,6 +130,68 @@ impl Drop for ParamsId {
     }
 }
 
+impl VerifyingKey {
+    /// Loads a verifying key file: bellperson's `VerifyingKey::write`, as
+    /// filecoin's `.vk` files hold it (the six points of a parameters
+    /// file's head, then the count of IC points, u32 big-endian, and the
+    /// points, all uncompressed). Every point is checked on the curve and
+    /// in its subgroup: the file is small.
+    pub fn load(path: &Path) -> Result<VerifyingKey> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path.display(), e))?;
+        VerifyingKey::decode(&bytes)
+            .map_err(|e| Error::new(e.kind, format!("{}: {}", path.display(), e.message)))
+    }
+
+    /// Decodes a verifying key held in memory (see `load`).
+    pub fn decode(bytes: &[u8]) -> Result<VerifyingKey> {
+        let checked = LoadOptions {
+            check_subgroup: true,
+            ..LoadOptions::default()
+        };
+        let count_at = VK_HEAD_BYTES;
+        let Some(count_bytes) = bytes.get(count_at..count_at + 4) else {
+            return Err(Error::params_format(format!(
+                "verifying key truncated: {} bytes, its head and IC count need {}",
+                bytes.len(),
+                count_at + 4
+            )));
+        };
+        let mut count = [0u8; 4];
+        count.copy_from_slice(count_bytes);
+        let count = u32::from_be_bytes(count) as usize;
+        let point = crate::math::G1::UNCOMPRESSED_BYTES;
+        let expected = count_at + 4 + count * point;
+        if bytes.len() != expected {
+            return Err(Error::params_format(format!(
+                "verifying key of {} bytes: its {count} IC points need exactly {expected}",
+                bytes.len()
+            )));
+        }
+        let (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2) =
+            decode_vk_head(&bytes[..VK_HEAD_BYTES], &checked)?;
+        let ic = (0..count)
+            .map(|i| {
+                let offset = count_at + 4 + i * point;
+                let p = G1Affine::from_uncompressed(&bytes[offset..offset + point])
+                    .map_err(|e| point_error("ic", i, offset, e))?;
+                if !p.in_subgroup() {
+                    return Err(point_error("ic", i, offset, PointError::NotInSubgroup));
+                }
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(VerifyingKey {
+            alpha_g1,
+            beta_g1,
+            beta_g2,
+            gamma_g2,
+            delta_g1,
+            delta_g2,
+            ic,
+        })
+    }
+}
+
 impl Parameters {
     /// Loads and checks a parameters file (see `LoadOptions`). A file that
     /// shrinks or fails to read during the load is an `Io` error.

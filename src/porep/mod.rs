@@ -6,18 +6,33 @@
 //! prover, the C, Rust and Go entry points, and the bounded pipeline from
 //! synthesis to the GPU.
 
+/// `$f::<Shape>(args)` for the proof's sector shape (the `Tree` of
+/// filecoin-proofs' generic code), or `Unsupported`.
+macro_rules! by_shape {
+    ($proof:expr, $f:ident($($arg:expr),* $(,)?)) => {{
+        use filecoin_proofs::constants as c;
+        let proof: filecoin_proofs_api::RegisteredSealProof = $proof;
+        $crate::porep::check_supported(proof).and_then(|()| match u64::from(proof.sector_size()) {
+            c::SECTOR_SIZE_2_KIB => $f::<c::SectorShape2KiB>($($arg),*),
+            c::SECTOR_SIZE_8_MIB => $f::<c::SectorShape8MiB>($($arg),*),
+            c::SECTOR_SIZE_512_MIB => $f::<c::SectorShape512MiB>($($arg),*),
+            c::SECTOR_SIZE_32_GIB => $f::<c::SectorShape32GiB>($($arg),*),
+            c::SECTOR_SIZE_64_GIB => $f::<c::SectorShape64GiB>($($arg),*),
+            _ => Err($crate::porep::unsupported(proof, "a sector size without production parameters")),
+        })
+    }};
+}
+
 mod recorder;
+mod seal;
 
 pub use recorder::Recorder;
+pub use seal::{seal_commit_phase2, SealJob, SealOptions, DEFAULT_PARAMS_DIR};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::Witness;
 use filecoin_hashers::Domain;
-use filecoin_proofs::constants::{
-    DefaultPieceDomain, DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape512MiB,
-    SectorShape64GiB, SectorShape8MiB, SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB,
-    SECTOR_SIZE_64_GIB, SECTOR_SIZE_8_MIB,
-};
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
 use filecoin_proofs::types::VanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
@@ -38,32 +53,34 @@ pub fn parse_c1(json: &[u8]) -> Result<SealCommitPhase1Output> {
 /// filecoin-proofs' circuit code panics on some malformed vanilla proofs:
 /// such a panic is caught and is an `InvalidArgument` naming it.
 pub fn synthesize_partitions(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize_checked(c1))).unwrap_or_else(
-        |payload| {
-            Err(Error::invalid(format!(
-                "the C1 output is malformed: filecoin-proofs' circuit code panicked on it ({})",
-                crate::error::panic_message(&*payload)
-            )))
-        },
-    )
+    on_c1(|| synthesize_checked(c1))
+}
+
+/// Runs filecoin-proofs' code on the caller's C1 output: a panic there is
+/// the input's fault, an `InvalidArgument` naming it.
+fn on_c1<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        Err(Error::invalid(format!(
+            "the C1 output is malformed: filecoin-proofs' circuit code panicked on it ({})",
+            crate::error::panic_message(&*payload)
+        )))
+    })
 }
 
 fn synthesize_checked(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
-    let proof = c1.registered_proof;
+    by_shape!(c1.registered_proof, partitions_of(c1))
+}
+
+/// The interactive PoRep of API version 1 (every seal proof filecoin-proofs
+/// proves in C2, but non-interactive PoRep's aggregate).
+fn check_supported(proof: RegisteredSealProof) -> Result<()> {
     if proof.major_version() != 1 {
         return Err(unsupported(proof, "not a version 1 proof"));
     }
     if proof.feature_enabled(ApiFeature::NonInteractivePoRep) {
         return Err(unsupported(proof, "non-interactive PoRep"));
     }
-    match u64::from(proof.sector_size()) {
-        SECTOR_SIZE_2_KIB => partitions_of::<SectorShape2KiB>(c1),
-        SECTOR_SIZE_8_MIB => partitions_of::<SectorShape8MiB>(c1),
-        SECTOR_SIZE_512_MIB => partitions_of::<SectorShape512MiB>(c1),
-        SECTOR_SIZE_32_GIB => partitions_of::<SectorShape32GiB>(c1),
-        SECTOR_SIZE_64_GIB => partitions_of::<SectorShape64GiB>(c1),
-        _ => Err(unsupported(proof, "a sector size without production parameters")),
-    }
+    Ok(())
 }
 
 fn unsupported(proof: RegisteredSealProof, why: &str) -> Error {

@@ -10,9 +10,14 @@ use crate::Witness;
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Aux allocations between two looks at the cancel flag.
+const CANCEL_EVERY: usize = 1 << 14;
 
 #[derive(Default)]
-pub struct Recorder {
+pub struct Recorder<'a> {
+    cancelled: Option<&'a AtomicBool>,
     a_aux: Vec<bool>,
     b_inp: Vec<bool>,
     b_aux: Vec<bool>,
@@ -29,13 +34,25 @@ struct Marks<'a> {
     aux: Option<&'a mut Vec<bool>>,
 }
 
-impl Recorder {
+impl<'a> Recorder<'a> {
     /// Synthesizes `circuit` after allocating ONE, and returns its witness.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
-        let mut cs = Recorder::default();
+        Recorder::record_unless(circuit, None)
+    }
+
+    /// `record`, stopping with `Cancelled` soon after `cancelled` is set
+    /// (a 32 GiB partition synthesizes for tens of seconds).
+    pub fn record_unless<C: Circuit<Scalar>>(circuit: C, cancelled: Option<&'a AtomicBool>) -> Result<Witness> {
+        let mut cs = Recorder {
+            cancelled,
+            ..Recorder::default()
+        };
         let synthesized = cs
             .alloc_input(|| "one", || Ok(Scalar::ONE))
             .and_then(|_| circuit.synthesize(&mut cs));
+        if cs.is_cancelled() {
+            return Err(Error::new(ErrorKind::Cancelled, "cancelled during synthesis"));
+        }
         synthesized.map_err(|e| Error::new(ErrorKind::InvalidArgument, format!("synthesis failed: {e}")))?;
         for i in 0..cs.inputs.len() {
             cs.enforce(
@@ -46,6 +63,10 @@ impl Recorder {
             );
         }
         Ok(cs.into_witness())
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     fn into_witness(self) -> Witness {
@@ -97,7 +118,7 @@ impl Recorder {
     }
 }
 
-impl ConstraintSystem<Scalar> for Recorder {
+impl ConstraintSystem<Scalar> for Recorder<'_> {
     type Root = Self;
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
@@ -106,6 +127,10 @@ impl ConstraintSystem<Scalar> for Recorder {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        if self.aux.len() % CANCEL_EVERY == 0 && self.is_cancelled() {
+            // Any error ends the synthesis; `record_unless` reports it as cancelled.
+            return Err(SynthesisError::AssignmentMissing);
+        }
         self.aux.push(f()?);
         self.a_aux.push(false);
         self.b_aux.push(false);

@@ -1,0 +1,412 @@
+//! The whole C2 job: a C1 output to the bytes filecoin-ffi's
+//! `SealCommitPhase2` returns (192 per partition, in partition order).
+//!
+//! `SealJob::start` parses the C1 output, checks it against the prover and
+//! sector ids and against the parameters file's sizes, takes the host
+//! budget for its first partition and returns. A thread of its own then
+//! loads the parameters (once per file, cached) and runs a pool of
+//! synthesis workers over the partitions in order: each worker reserves the
+//! host budget for a partition at its largest, synthesizes it (filecoin-
+//! proofs' circuit into the recorder) and hands the witness, with that
+//! reservation, to an engine job. So the GPU proves partition k while k+1
+//! synthesizes, a partition's a, b, c are freed when its job ends, and at
+//! most the partitions the budget admits are in memory at once. The proofs
+//! are checked against the verifying key beside the parameters (unless the
+//! options say not to), as filecoin-proofs' own `seal_commit_phase2` does.
+
+use super::{circuits_of, invalid, on_c1, parse_c1, Recorder};
+use crate::engine::job::largest_circuit_bytes;
+use crate::engine::{host_budget, DeviceMask, Job, Permit};
+use crate::error::{panic_message, Error, ErrorKind, Result};
+use crate::groth16::{check_call, random_r_s};
+use crate::math::Fr;
+use crate::params::format::Layout;
+use crate::params::source::FileSource;
+use crate::params::{load_cached, LoadOptions, Parameters, VerifyingKey};
+use crate::proof::Proof;
+use crate::Witness;
+use filecoin_hashers::Domain;
+use filecoin_proofs::constants::DefaultPieceDomain;
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use filecoin_proofs_api::RegisteredSealProof;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::parameter_cache::{parameter_id, verifying_key_id};
+use storage_proofs_porep::stacked::generate_replica_id;
+
+/// Where filecoin-proofs looks for parameters when nothing says otherwise.
+pub const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
+
+/// How a C2 job runs. `SealOptions::default()` is what filecoin-ffi's
+/// `SealCommitPhase2` does: parameters where filecoin-proofs finds them,
+/// every GPU, wait for memory, verify before returning.
+#[derive(Clone, Debug)]
+pub struct SealOptions {
+    /// The directory of the `.params` and `.vk` files, named as filecoin-
+    /// proofs names them. `None`: `$FIL_PROOFS_PARAMETER_CACHE`, else
+    /// `/var/tmp/filecoin-proof-parameters`.
+    pub params_dir: Option<PathBuf>,
+    /// The GPUs the partitions may use.
+    pub devices: DeviceMask,
+    /// Fail with `Busy` at the start, instead of waiting, when the host
+    /// budget cannot take the first partition now.
+    pub no_wait: bool,
+    /// Check every partition's proof against the `.vk` beside the
+    /// parameters; a proof that does not verify is an error, never returned.
+    pub verify: bool,
+    /// Tests only: the r and s of every partition (bellperson's proof bytes
+    /// are reproducible only with known r and s). Never set it in production:
+    /// known r and s reveal the witness.
+    #[doc(hidden)]
+    pub fixed_r_s: Option<(Fr, Fr)>,
+}
+
+impl Default for SealOptions {
+    fn default() -> SealOptions {
+        SealOptions {
+            params_dir: None,
+            devices: DeviceMask::ALL,
+            no_wait: false,
+            verify: true,
+            fixed_r_s: None,
+        }
+    }
+}
+
+impl SealOptions {
+    /// The parameters directory in effect.
+    pub fn resolved_params_dir(&self) -> Result<PathBuf> {
+        if let Some(dir) = &self.params_dir {
+            return Ok(dir.clone());
+        }
+        let configured = crate::config::get()?.filecoin_parameter_cache.clone();
+        Ok(configured.unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR)))
+    }
+}
+
+/// filecoin-ffi's `SealCommitPhase2`: the proof of the sector `sector_id`
+/// of prover `prover_id` from its C1 output (filecoin-proofs-api's
+/// `SealCommitPhase1Output` as JSON). Blocks until the proof is made.
+pub fn seal_commit_phase2(
+    c1_json: &[u8],
+    prover_id: [u8; 32],
+    sector_id: u64,
+    opts: &SealOptions,
+) -> Result<Vec<u8>> {
+    SealJob::start(c1_json, prover_id, sector_id, opts)?.finish()
+}
+
+/// A C2 job of the split API: dropping it unfinished cancels it, synthesis
+/// included, and its memory is released as soon as its workers notice.
+pub struct SealJob {
+    partitions: usize,
+    cancelled: Arc<AtomicBool>,
+    result: Receiver<Result<Vec<u8>>>,
+}
+
+impl SealJob {
+    /// Parses and checks the C1 output, takes the host budget for its first
+    /// partition (or fails with `Busy` when `no_wait` is set and it is
+    /// full) and starts the job in the background. Nothing of the caller's
+    /// is borrowed once it returns. Errors here mean nothing was started.
+    pub fn start(c1_json: &[u8], prover_id: [u8; 32], sector_id: u64, opts: &SealOptions) -> Result<SealJob> {
+        opts.devices.devices()?;
+        let c1 = parse_c1(c1_json)?;
+        let dir = opts.resolved_params_dir()?;
+        let plan = on_c1(|| prepare(c1, &prover_id, sector_id, &dir, opts.verify))?;
+        let first = host_budget().acquire(plan.reserve, !opts.no_wait)?;
+        let partitions = plan.circuits.len();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let (send, result) = sync_channel(1);
+        let (flag, opts) = (cancelled.clone(), opts.clone());
+        std::thread::Builder::new()
+            .name("c2p-seal".into())
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run(plan, first, &opts, &flag)))
+                    .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
+                // The receiver is gone when the job was abandoned.
+                let _ = send.send(outcome);
+            })
+            .map_err(|e| Error::new(ErrorKind::OutOfMemory, format!("cannot start a C2 thread: {e}")))?;
+        Ok(SealJob {
+            partitions,
+            cancelled,
+            result,
+        })
+    }
+
+    /// How many partitions the proof has (192 bytes each).
+    pub fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// Waits for the proof bytes.
+    pub fn finish(self) -> Result<Vec<u8>> {
+        self.result
+            .recv()
+            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Panic, "the C2 thread ended without a result")))
+    }
+
+    /// Asks the job to stop; `finish` then reports `Cancelled` unless the
+    /// proof was already done.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for SealJob {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// A partition's circuit, synthesized on demand (stopping when the flag is set).
+type PartitionCircuit = Box<dyn FnOnce(&AtomicBool) -> Result<Witness> + Send>;
+
+/// A checked C1 output, ready to prove.
+struct Plan {
+    circuits: Vec<PartitionCircuit>,
+    /// Each partition's public inputs (without the leading ONE).
+    inputs: Vec<Vec<Fr>>,
+    params_path: PathBuf,
+    vk_path: PathBuf,
+    /// The verifying key when the proofs are to be checked.
+    vk: Option<VerifyingKey>,
+    /// Host bytes a partition's job holds at most.
+    reserve: usize,
+}
+
+fn prepare(
+    c1: SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+    dir: &Path,
+    verify: bool,
+) -> Result<Plan> {
+    let proof = c1.registered_proof;
+    let mut plan = by_shape!(proof, prepare_shape(c1, prover_id, sector_id, dir))?;
+    plan.reserve = check_params_file(&plan, proof)?;
+    if verify {
+        let vk = VerifyingKey::load(&plan.vk_path).map_err(|e| {
+            Error::new(
+                e.kind,
+                format!("{} (the verifying key, needed to verify the proof)", e.message),
+            )
+        })?;
+        plan.vk = Some(vk);
+    }
+    Ok(plan)
+}
+
+fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+    dir: &Path,
+) -> Result<Plan> {
+    let config = c1.registered_proof.as_v1_config();
+    for (name, bytes) in [("comm_d", &c1.comm_d), ("comm_r", &c1.comm_r), ("seed", &c1.seed)] {
+        if *bytes == [0; 32] {
+            return Err(Error::invalid(format!("the C1 output's {name} is all zeros")));
+        }
+    }
+    // filecoin-proofs takes the replica id from the C1 output to prove and
+    // recomputes it from the prover and sector ids to verify: they must agree.
+    let comm_d = DefaultPieceDomain::try_from_bytes(&c1.comm_d).map_err(|e| invalid("comm_d", e))?;
+    let replica_id: blstrs::Scalar =
+        generate_replica_id::<Tree::Hasher, _>(prover_id, sector_id, &c1.ticket, comm_d, &config.porep_id).into();
+    if replica_id != c1.replica_id.into() {
+        return Err(Error::invalid(format!(
+            "the C1 output is not that of sector {sector_id} of this prover id: its replica id differs \
+             from the one the prover id, sector id, ticket and comm_d give"
+        )));
+    }
+    let inputs = filecoin_proofs::get_seal_inputs::<Tree>(
+        &config,
+        c1.comm_r,
+        c1.comm_d,
+        *prover_id,
+        sector_id.into(),
+        c1.ticket,
+        c1.seed,
+    )
+    .map_err(|e| invalid("the C1 output's public inputs", e))?
+    .into_iter()
+    .map(|partition| partition.into_iter().map(|x| Fr(x.into())).collect())
+    .collect();
+    let cache_id = config
+        .get_cache_identifier::<Tree>()
+        .map_err(|e| invalid("the proof's parameter identifier", e))?;
+    let circuits = circuits_of::<Tree>(c1)?
+        .into_iter()
+        .map(|circuit| -> PartitionCircuit {
+            Box::new(move |cancelled: &AtomicBool| Recorder::record_unless(circuit, Some(cancelled)))
+        })
+        .collect();
+    Ok(Plan {
+        circuits,
+        inputs,
+        params_path: dir.join(parameter_id(&cache_id)),
+        vk_path: dir.join(verifying_key_id(&cache_id)),
+        vk: None,
+        reserve: 0,
+    })
+}
+
+/// Reads the parameters file's counts (not its points) and checks them
+/// against the partitions' public inputs; returns the host bytes a
+/// partition's job holds at most.
+fn check_params_file(plan: &Plan, proof: RegisteredSealProof) -> Result<usize> {
+    let path = &plan.params_path;
+    let layout = FileSource::open(path)
+        .and_then(|file| Layout::parse(&file))
+        .map_err(|e| {
+            Error::new(
+                e.kind,
+                format!(
+                    "{}: {} (the parameters of {proof:?}: fetch them as for filecoin-proofs, or set the \
+                     parameters directory)",
+                    path.display(),
+                    e.message
+                ),
+            )
+        })?;
+    let inputs = plan.inputs.first().map_or(0, Vec::len) + 1;
+    if layout.ic.count != inputs {
+        return Err(Error::size_mismatch(format!(
+            "{}: parameters for {} public inputs, the partitions of {proof:?} have {inputs}",
+            path.display(),
+            layout.ic.count
+        )));
+    }
+    let domain = layout.h.count + 1;
+    Ok(largest_circuit_bytes(domain, inputs, layout.l.count))
+}
+
+/// The job's thread: loads the parameters, synthesizes and proves every
+/// partition, checks the proofs, and returns their bytes.
+fn run(plan: Plan, first: Permit, opts: &SealOptions, cancelled: &AtomicBool) -> Result<Vec<u8>> {
+    let Plan {
+        circuits,
+        inputs,
+        params_path,
+        vk_path,
+        vk,
+        reserve,
+    } = plan;
+    let params = load_cached(&params_path, &LoadOptions::default())?;
+    let jobs = synthesize_and_start(&params, circuits, first, reserve, opts, cancelled)?;
+    let mut bytes = Vec::with_capacity(jobs.len() * 192);
+    let mut proofs = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let proof: Vec<Proof> = job.finish()?;
+        proofs.extend(proof);
+    }
+    if let Some(vk) = vk {
+        for (k, (proof, inputs)) in proofs.iter().zip(&inputs).enumerate() {
+            if !crate::verify(&vk, inputs, proof)? {
+                return Err(Error::invalid(format!(
+                    "partition {k}'s proof does not verify against {}: the C1 output's vanilla proofs do not \
+                     satisfy the circuit, or the parameters and the verifying key disagree",
+                    vk_path.display()
+                )));
+            }
+        }
+    }
+    for proof in &proofs {
+        bytes.extend_from_slice(&proof.to_compressed());
+    }
+    Ok(bytes)
+}
+
+/// The synthesis workers: partitions are taken in order; each is
+/// synthesized under a reservation of the host budget and started as an
+/// engine job holding it. Returns the jobs in partition order, or the first
+/// failure (the jobs already started are cancelled as they drop).
+fn synthesize_and_start(
+    params: &Arc<Parameters>,
+    circuits: Vec<PartitionCircuit>,
+    first: Permit,
+    reserve: usize,
+    opts: &SealOptions,
+    cancelled: &AtomicBool,
+) -> Result<Vec<Job>> {
+    let n = circuits.len();
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let workers = n.min(cores).max(1);
+    // The next partition to take, its circuit, and the start's permit for
+    // whichever worker takes partition 0.
+    let queue = Mutex::new((circuits.into_iter().enumerate(), Some(first)));
+    let slots: Vec<Mutex<Option<Result<Job>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let (k, circuit, permit) = {
+                    let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                    let Some((k, circuit)) = queue.0.next() else { return };
+                    (k, circuit, queue.1.take())
+                };
+                let outcome = prove_partition(params, k, circuit, permit, reserve, opts, cancelled);
+                if outcome.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+            });
+        }
+    });
+    let outcomes: Vec<Option<Result<Job>>> = slots
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    // The first failure in partition order; the partitions after a failure
+    // may never have been taken.
+    if let Some(e) = outcomes.iter().flatten().find_map(|outcome| outcome.as_ref().err()) {
+        return Err(e.clone());
+    }
+    outcomes
+        .into_iter()
+        .map(|outcome| outcome.unwrap_or_else(|| Err(Error::new(ErrorKind::Panic, "a partition was never taken"))))
+        .collect()
+}
+
+/// Synthesizes partition `k` under a reservation of the host budget (the
+/// start's, for the first one taken) and starts its engine job.
+fn prove_partition(
+    params: &Arc<Parameters>,
+    k: usize,
+    circuit: PartitionCircuit,
+    permit: Option<Permit>,
+    reserve: usize,
+    opts: &SealOptions,
+    cancelled: &AtomicBool,
+) -> Result<Job> {
+    if cancelled.load(Ordering::Relaxed) {
+        return Err(Error::new(ErrorKind::Cancelled, "cancelled before synthesis"));
+    }
+    let permit = match permit {
+        Some(permit) => permit,
+        None => host_budget().acquire(reserve, true)?,
+    };
+    let witness = on_c1(|| circuit(cancelled))
+        .map_err(|e| Error::new(e.kind, format!("partition {k}: {}", e.message)))?;
+    let (r, s) = match opts.fixed_r_s {
+        Some((r, s)) => (vec![r], vec![s]),
+        None => random_r_s(1),
+    };
+    check_call(params, &[witness.as_assignment()], &r, &s).map_err(|e| {
+        Error::new(
+            e.kind,
+            format!("partition {k} does not fit the parameters file: {}", e.message),
+        )
+    })?;
+    // The recorder's values are field elements: reduced.
+    Job::start_admitted(params.clone(), vec![witness], r, s, permit, opts.devices, true)
+}

@@ -1,0 +1,289 @@
+//! The whole C2 job (feature `porep`) on the real 2 KiB sector
+//! (tests/fixtures/porep-2kib): `porep::seal_commit_phase2` and its split
+//! form prove the C1 output into bytes filecoin-proofs' own `verify_seal`
+//! accepts, equal to bellperson's `create_proof` for the same r and s; bad
+//! input is an error of the documented kind that names what is wrong.
+//!
+//! The 2 KiB parameters are made as filecoin-proofs' paramcache makes them
+//! (random, ~10 minutes on 2 cores) into `$C2P_TEST_CACHE` (default
+//! `~/.cache/c2prover`), outside the clone, and reused while they are there.
+//! Every test asks for them first: filecoin-proofs reads
+//! `FIL_PROOFS_PARAMETER_CACHE` once, on its first use in the process.
+#![cfg(feature = "porep")]
+
+use c2prover::porep::{self, SealJob, SealOptions};
+use c2prover::{ErrorKind, Fr};
+use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB};
+use filecoin_proofs_api::RegisteredSealProof;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::StackedCompound;
+
+const C1_API: &[u8] = include_bytes!("fixtures/porep-2kib/c1-api.json");
+const SECTOR: &str = include_str!("fixtures/porep-2kib/sector.json");
+const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
+
+/// The fixture sector's identity (sector.json).
+struct Sector {
+    prover_id: [u8; 32],
+    sector_id: u64,
+    comm_r: [u8; 32],
+    comm_d: [u8; 32],
+    ticket: [u8; 32],
+    seed: [u8; 32],
+}
+
+fn sector() -> Sector {
+    let json: serde_json::Value = serde_json::from_str(SECTOR).unwrap();
+    let bytes = |name: &str| -> [u8; 32] {
+        let hex = json[name].as_str().unwrap();
+        let mut out = [0u8; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap();
+        }
+        out
+    };
+    Sector {
+        prover_id: bytes("prover_id"),
+        sector_id: json["sector_id"].as_u64().unwrap(),
+        comm_r: bytes("comm_r"),
+        comm_d: bytes("comm_d"),
+        ticket: bytes("ticket"),
+        seed: bytes("seed"),
+    }
+}
+
+/// The directory holding the 2 KiB `.params` and `.vk`, made on first use.
+fn params_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let cache = std::env::var_os("C2P_TEST_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/c2prover"));
+        let dir = cache.join("filecoin-proof-parameters-2kib");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
+        let config = PROOF.as_v1_config();
+        let public_params = filecoin_proofs::parameters::public_params::<SectorShape2KiB>(&config).unwrap();
+        // Both write their file when it is missing and read it otherwise.
+        let mut rng = rand_core::OsRng;
+        <StackedCompound<SectorShape2KiB, DefaultPieceHasher> as CompoundProof<_, _>>::groth_params(
+            Some(&mut rng),
+            &public_params,
+        )
+        .unwrap();
+        <StackedCompound<SectorShape2KiB, DefaultPieceHasher> as CompoundProof<_, _>>::verifying_key(
+            Some(&mut rng),
+            &public_params,
+        )
+        .unwrap();
+        dir
+    })
+}
+
+/// One test at a time: the budget test looks at the whole process's budget.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn options() -> SealOptions {
+    SealOptions {
+        params_dir: Some(params_dir().to_path_buf()),
+        ..SealOptions::default()
+    }
+}
+
+fn verify_seal(s: &Sector, sector_id: u64, proof: &[u8]) -> bool {
+    filecoin_proofs_api::seal::verify_seal(
+        PROOF,
+        s.comm_r,
+        s.comm_d,
+        s.prover_id,
+        sector_id.into(),
+        s.ticket,
+        s.seed,
+        proof,
+    )
+    .unwrap_or(false)
+}
+
+#[test]
+fn the_2kib_c2_is_accepted_by_verify_seal_and_tampering_is_not() {
+    let opts = options();
+    let _serial = one_at_a_time();
+    let s = sector();
+    let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &opts).expect("proved");
+    assert_eq!(proof.len(), 192, "one partition");
+    assert!(verify_seal(&s, s.sector_id, &proof), "filecoin-proofs accepts the proof");
+    assert!(!verify_seal(&s, s.sector_id + 1, &proof), "another sector id is refused");
+    let mut ticket = s.ticket;
+    ticket[0] ^= 1;
+    assert!(!verify_seal(&Sector { ticket, ..sector() }, s.sector_id, &proof), "another ticket is refused");
+    for at in [0, 100, 191] {
+        let mut tampered = proof.clone();
+        tampered[at] ^= 0x10;
+        assert!(!verify_seal(&s, s.sector_id, &tampered), "byte {at} changed: refused");
+    }
+
+    // The split form, twice in flight: each proof verifies (r and s differ).
+    let jobs: Vec<SealJob> = (0..2)
+        .map(|_| SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap())
+        .collect();
+    for job in jobs {
+        assert_eq!(job.partitions(), 1);
+        let proof = job.finish().unwrap();
+        assert!(verify_seal(&s, s.sector_id, &proof));
+    }
+}
+
+/// With the same r and s, the proof bytes equal bellperson's `create_proof`
+/// over the same real parameters and filecoin-proofs' own circuit.
+#[test]
+fn the_2kib_c2_equals_bellperson_for_the_same_r_and_s() {
+    use bellperson::groth16;
+    use blstrs::{Bls12, Scalar};
+    use ff::Field;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::SeedableRng;
+
+    let opts = options();
+    let _serial = one_at_a_time();
+    let s = sector();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let (r, sv) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let fr = |x: Scalar| Fr(x.into());
+    let ours = porep::seal_commit_phase2(
+        C1_API,
+        s.prover_id,
+        s.sector_id,
+        &SealOptions {
+            fixed_r_s: Some((fr(r), fr(sv))),
+            ..opts
+        },
+    )
+    .unwrap();
+
+    let config = PROOF.as_v1_config();
+    let path = params_dir().join(storage_proofs_core::parameter_cache::parameter_id(
+        &config.get_cache_identifier::<SectorShape2KiB>().unwrap(),
+    ));
+    let file = std::fs::read(path).unwrap();
+    let params = groth16::Parameters::<Bls12>::read(&file[..], false).unwrap();
+    let circuit = porep::circuits_of::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())
+        .unwrap()
+        .remove(0);
+    let mut theirs = Vec::new();
+    groth16::create_proof(circuit, &params, r, sv)
+        .unwrap()
+        .write(&mut theirs)
+        .unwrap();
+    assert_eq!(ours, theirs, "the proof bytes equal bellperson's");
+}
+
+fn kind_and_message(outcome: c2prover::Result<Vec<u8>>) -> (ErrorKind, String) {
+    let e = outcome.expect_err("refused");
+    (e.kind, e.message)
+}
+
+/// The fixture's JSON with `from` replaced by `to` (once).
+fn edited(from: &str, to: &str) -> Vec<u8> {
+    let text = std::str::from_utf8(C1_API).unwrap();
+    assert!(text.contains(from), "the fixture holds {from}");
+    text.replacen(from, to, 1).into_bytes()
+}
+
+#[test]
+fn bad_c2_inputs_are_errors_that_say_what_is_wrong() {
+    let opts = options();
+    let _serial = one_at_a_time();
+    let s = sector();
+    let seal = |json: &[u8], prover_id: [u8; 32], sector_id: u64, opts: &SealOptions| {
+        kind_and_message(porep::seal_commit_phase2(json, prover_id, sector_id, opts))
+    };
+
+    let (kind, message) = seal(&C1_API[..C1_API.len() / 3], s.prover_id, s.sector_id, &opts);
+    assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+    assert!(message.contains("JSON"), "{message}");
+
+    let (kind, message) = seal(C1_API, s.prover_id, s.sector_id + 1, &opts);
+    assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+    assert!(message.contains("sector 8"), "{message}");
+    let mut other_prover = s.prover_id;
+    other_prover[0] ^= 1;
+    let (kind, message) = seal(C1_API, other_prover, s.sector_id, &opts);
+    assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+    assert!(message.contains("replica id"), "{message}");
+
+    // Another sector size than the vanilla proofs' shape.
+    let json = edited("\"StackedDrg2KiBV1_1\"", "\"StackedDrg8MiBV1_1\"");
+    let (kind, message) = seal(&json, s.prover_id, s.sector_id, &opts);
+    assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+
+    // Non-interactive PoRep is proved as an aggregate: not here.
+    let json = edited(
+        "\"StackedDrg2KiBV1_1\"",
+        "\"StackedDrg2KiBV1_2_Feat_NonInteractivePoRep\"",
+    );
+    let (kind, message) = seal(&json, s.prover_id, s.sector_id, &opts);
+    assert_eq!(kind, ErrorKind::Unsupported, "{message}");
+    assert!(message.contains("non-interactive"), "{message}");
+
+    // Two partitions' vanilla proofs where the proof has one.
+    let text = std::str::from_utf8(C1_API).unwrap();
+    let start = text.find("\"StackedDrg2KiBV1\":[").unwrap() + "\"StackedDrg2KiBV1\":[".len();
+    let end = text.find("],\"comm_r\"").unwrap();
+    let partition = &text[start..end - 1];
+    let json = format!("{}{partition},{}", &text[..start], &text[start..]);
+    let (kind, message) = seal(json.as_bytes(), s.prover_id, s.sector_id, &opts);
+    assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+    assert!(message.contains("2 partitions"), "{message}");
+
+    // No parameters there, or no verifying key beside them.
+    let empty = std::env::temp_dir().join(format!("c2p-seal-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let elsewhere = SealOptions {
+        params_dir: Some(empty.clone()),
+        ..SealOptions::default()
+    };
+    let (kind, message) = seal(C1_API, s.prover_id, s.sector_id, &elsewhere);
+    assert_eq!(kind, ErrorKind::Io, "{message}");
+    assert!(message.contains(".params") && message.contains(&empty.display().to_string()), "{message}");
+    for entry in std::fs::read_dir(params_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "params") {
+            std::os::unix::fs::symlink(&path, empty.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let (kind, message) = seal(C1_API, s.prover_id, s.sector_id, &elsewhere);
+    assert_eq!(kind, ErrorKind::Io, "{message}");
+    assert!(message.contains(".vk") && message.contains("verifying key"), "{message}");
+    let unverified = SealOptions {
+        verify: false,
+        ..elsewhere
+    };
+    let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &unverified).unwrap();
+    assert!(verify_seal(&s, s.sector_id, &proof), "without verify-after-prove the proof is still right");
+    std::fs::remove_dir_all(&empty).unwrap();
+}
+
+#[test]
+fn a_dropped_c2_job_stops_and_gives_its_memory_back() {
+    let opts = options();
+    let _serial = one_at_a_time();
+    let s = sector();
+    let budget = c2prover::engine::host_budget();
+    for _ in 0..3 {
+        let job = SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
+        drop(job);
+    }
+    // The workers notice between steps; the budget empties once they have.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while budget.in_use() != (0, 0) {
+        assert!(std::time::Instant::now() < deadline, "the budget still holds {:?}", budget.in_use());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
+    assert!(verify_seal(&s, s.sector_id, &proof));
+}
