@@ -67,7 +67,7 @@ fn main() {
     sources.sort();
     build.files(&sources);
     env::set_var("NVCC", &nvcc);
-    build.compile("c2prover_cuda");
+    compile_or_reuse(&build, &nvcc);
 
     // The PyPI toolkit keeps libraries in <cuda>/lib; a full toolkit in
     // <cuda>/lib64 or targets/x86_64-linux/lib.
@@ -82,6 +82,77 @@ fn main() {
     println!("cargo:rustc-link-lib=dylib=dl");
     println!("cargo:rustc-link-lib=dylib=rt");
     println!("cargo:rustc-link-lib=dylib=pthread");
+}
+
+/// nvcc's output depends on the sources, nvcc and its flags, not on Cargo's
+/// profile or features, so the library is kept in the target directory
+/// under a hash of those and reused by the next build that would make the
+/// same one (CI compiles cuda/ for clippy, the tests and the supraseal
+/// benchmark: once now, not three times).
+fn compile_or_reuse(build: &cc::Build, nvcc: &Path) {
+    const LIB: &str = "libc2prover_cuda.a";
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("Cargo sets OUT_DIR"));
+    // Cargo marks its target directory with CACHEDIR.TAG.
+    let Some(target) = out_dir.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file()) else {
+        build.compile("c2prover_cuda");
+        return;
+    };
+    let cached = target
+        .join("cuda-cache")
+        .join(format!("{:016x}", build_key(nvcc)));
+    if std::fs::copy(cached.join(LIB), out_dir.join(LIB)).is_ok() {
+        println!(
+            "cargo:warning=c2prover: cuda/ unchanged, reusing {}",
+            cached.display()
+        );
+        println!("cargo:rustc-link-search=native={}", out_dir.display());
+        println!("cargo:rustc-link-lib=static=c2prover_cuda");
+        return;
+    }
+    build.compile("c2prover_cuda");
+    // A failed copy only costs the next build a compile. Copy, then rename:
+    // a concurrent build never sees half a library.
+    let partial = cached.join(format!("{LIB}.{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&cached)
+        .and_then(|()| std::fs::copy(out_dir.join(LIB), &partial))
+        .and_then(|_| std::fs::rename(&partial, cached.join(LIB)));
+}
+
+/// FNV-1a over everything nvcc's output depends on: every file under
+/// cuda/, this build script (the flags), nvcc's path and version, and the
+/// variables that change its flags.
+fn build_key(nvcc: &Path) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes.iter().chain(&[0xff]) {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let mut files = Vec::new();
+    let mut dirs = vec![PathBuf::from("cuda")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files.push(PathBuf::from("build.rs"));
+    for file in &files {
+        eat(file.to_string_lossy().as_bytes());
+        eat(&std::fs::read(file).unwrap_or_default());
+    }
+    eat(nvcc.to_string_lossy().as_bytes());
+    let version = Command::new(nvcc).arg("--version").output();
+    eat(&version.map(|o| o.stdout).unwrap_or_default());
+    for name in ["C2P_CUDA_ARCHS", "NVCC_APPEND_FLAGS", "CXX", "CXXFLAGS"] {
+        eat(env::var(name).unwrap_or_default().as_bytes());
+    }
+    hash
 }
 
 /// All of GENCODES, or SASS for just the architectures in $C2P_CUDA_ARCHS

@@ -224,3 +224,43 @@ func verify(p *cParams, publicInputs []Scalar, proof []byte) (bool, error) {
 	runtime.KeepAlive(proof)
 	return bool(valid), err
 }
+
+type cSealJob = C.struct_c2p_seal_job
+
+// sealStart starts a C2 job; the library has copied the C1 output when it
+// returns.
+func sealStart(c1 []byte, proverID [32]byte, sectorID uint64, cfg sealConfig) (*cSealJob, error) {
+	opts := C.struct_c2p_seal_options{
+		device_mask: C.uint64_t(cfg.devices),
+		no_wait:     C.bool(cfg.noWait),
+		skip_verify: C.bool(cfg.skipVerify),
+	}
+	if cfg.paramsDir != "" {
+		dir := C.CString(cfg.paramsDir)
+		defer C.free(unsafe.Pointer(dir))
+		opts.params_dir = dir
+	}
+	var json *C.uint8_t
+	if len(c1) > 0 {
+		json = (*C.uint8_t)(unsafe.Pointer(&c1[0]))
+	}
+	var out *cSealJob
+	err := call(func() C.int32_t {
+		return C.c2p_seal_start(json, C.size_t(len(c1)), (*C.uint8_t)(unsafe.Pointer(&proverID[0])), C.uint64_t(sectorID), &opts, &out)
+	})
+	runtime.KeepAlive(c1)
+	return out, err
+}
+
+// sealFinish waits for a C2 job and copies its proof into Go memory.
+func sealFinish(j *cSealJob) ([]byte, error) {
+	var ptr *C.uint8_t
+	var n C.size_t
+	if err := call(func() C.int32_t { return C.c2p_seal_finish(j, &ptr, &n) }); err != nil {
+		return nil, err
+	}
+	defer C.c2p_bytes_free(ptr, n)
+	return C.GoBytes(unsafe.Pointer(ptr), C.int(n)), nil
+}
+
+func sealJobFree(j *cSealJob) { C.c2p_seal_job_free(j) }

@@ -2,10 +2,12 @@ module github.com/c2prover/c2prover/go
 
 go 1.23.0
 
-require github.com/filecoin-project/go-state-types v0.16.0
+require (
+	github.com/filecoin-project/go-address v1.2.0
+	github.com/filecoin-project/go-state-types v0.16.0
+)
 
 require (
-	github.com/filecoin-project/go-address v1.2.0 // indirect
 	github.com/ipfs/go-block-format v0.2.0 // indirect
 	github.com/ipfs/go-cid v0.5.0 // indirect
 	github.com/ipfs/go-ipfs-util v0.0.3 // indirect

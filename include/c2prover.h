@@ -86,6 +86,9 @@ struct c2p_job;
 // and jobs may use one handle at once.
 struct c2p_params;
 
+// A C2 job started by `c2p_seal_start` (opaque).
+struct c2p_seal_job;
+
 // Options for `c2p_params_load`. Zero-initialised means the defaults.
 struct c2p_params_options {
   // Also check every point is in the prime-order subgroup (slow on large
@@ -191,6 +194,27 @@ struct c2p_budget_info {
   uint64_t in_use_bytes;
   // Jobs in flight (started, proofs not yet done).
   uint64_t jobs;
+};
+
+// Options of `c2p_seal_commit_phase2` and `c2p_seal_start`.
+// Zero-initialised (or a NULL pointer) means the defaults, which are what
+// filecoin-ffi's `SealCommitPhase2` does.
+struct c2p_seal_options {
+  // The directory of the parameters (`.params`) and verifying keys
+  // (`.vk`), named as filecoin-proofs names them; NUL-terminated,
+  // borrowed for the call. NULL: `$FIL_PROOFS_PARAMETER_CACHE`, else
+  // `/var/tmp/filecoin-proof-parameters`.
+  const char *params_dir;
+  // The GPUs the partitions may use, bit d for GPU d; 0 means all.
+  uint64_t device_mask;
+  // When the host memory budget cannot take the first partition now,
+  // fail with C2P_ERR_BUSY instead of waiting.
+  bool no_wait;
+  // Skip verify-after-prove. By default every partition's proof is
+  // checked against the `.vk` beside the parameters (a missing `.vk` is
+  // then C2P_ERR_IO) and a proof that does not verify is an error, never
+  // returned.
+  bool skip_verify;
 };
 
 // supraseal's error, returned by value: `code` 0 is success, positive is
@@ -348,6 +372,62 @@ int32_t c2p_verify(const struct c2p_params *params,
                    size_t n_inputs,
                    const uint8_t *proof,
                    bool *valid);
+
+// Proves a sector's C2: `c1_json` (`c1_len` bytes) is filecoin-proofs-
+// api's `SealCommitPhase1Output` serialised as JSON, what filecoin-ffi's
+// `SealCommitPhase2` receives; `prover_id` points to 32 bytes (filecoin-
+// ffi's: the miner's ID-address payload, zero-padded); `opts` may be NULL.
+//
+// On success `*proof_out` holds `*proof_len` bytes, the proof filecoin-ffi
+// returns (192 per partition, in partition order), owned by the caller and
+// released with `c2p_bytes_free(*proof_out, *proof_len)`. On failure the
+// outputs are untouched. Blocks until the proof is made. Thread-safe; jobs
+// in flight share the host memory budget.
+//
+// Returns C2P_OK, C2P_ERR_NULL_POINTER, C2P_ERR_INVALID_ARGUMENT
+// (malformed JSON, a C1 output of another prover or sector id, a wrong
+// partition count, a proof that does not verify), C2P_ERR_UNSUPPORTED
+// (non-interactive PoRep, an unknown proof type, or a library built
+// without the `porep` feature), C2P_ERR_IO (no parameters file or `.vk`),
+// C2P_ERR_PARAMS_FORMAT, C2P_ERR_SIZE_MISMATCH (parameters of another
+// circuit), C2P_ERR_BUSY (`no_wait`), C2P_ERR_OUT_OF_MEMORY, C2P_ERR_GPU,
+// C2P_ERR_PANIC.
+int32_t c2p_seal_commit_phase2(const uint8_t *c1_json,
+                               size_t c1_len,
+                               const uint8_t *prover_id,
+                               uint64_t sector_id,
+                               const struct c2p_seal_options *opts,
+                               uint8_t **proof_out,
+                               size_t *proof_len);
+
+// The first half of `c2p_seal_commit_phase2`: returns once the C1 output is
+// parsed and checked and the job holds its own copy of everything (the
+// caller may then free its buffers), with a job handle in `*out`. The
+// partitions are synthesized and proved in the background. The job is
+// released by `c2p_seal_finish` or `c2p_seal_job_free`. Same inputs and
+// statuses as `c2p_seal_commit_phase2`; on failure `*out` is untouched and
+// nothing runs. Thread-safe.
+int32_t c2p_seal_start(const uint8_t *c1_json,
+                       size_t c1_len,
+                       const uint8_t *prover_id,
+                       uint64_t sector_id,
+                       const struct c2p_seal_options *opts,
+                       struct c2p_seal_job **out);
+
+// Waits for a job and hands over its proof as `c2p_seal_commit_phase2`
+// does. The job is consumed whatever this returns; passed again it is
+// C2P_ERR_BAD_STATE. Thread-safe (each job is finished once).
+int32_t c2p_seal_finish(struct c2p_seal_job *job, uint8_t **proof_out, size_t *proof_len);
+
+// Abandons a C2 job at any stage: synthesis and proving stop as soon as
+// they notice, and its memory is released. NULL and unknown handles are
+// ignored. Thread-safe.
+void c2p_seal_job_free(struct c2p_seal_job *job);
+
+// Releases bytes this library handed over (`c2p_seal_commit_phase2`'s
+// proof), with the length it gave. NULL, and a pointer or length it did not
+// give, are ignored (and logged). Thread-safe.
+void c2p_bytes_free(uint8_t *bytes, size_t len);
 
 // Loads parameters from `path` into `*ret`. With `cache`, loaded
 // parameters are kept in a small cache keyed by file and reused.

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds libc2prover.a for the Go package and writes go/c2prover.pc (cgo
 # finds both through ${SRCDIR}, as filecoin-ffi does with filcrypto.pc),
-# plus a small test fixture in go/testdata/. C2P_FEATURES=cuda builds the
+# plus a small test fixture in go/testdata/. The library always has the
+# whole C2 job (feature porep: SealCommitPhase2); C2P_FEATURES=cuda adds the
 # GPU backend (needs nvcc; see scripts/install-cuda.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-features=${C2P_FEATURES:-}
+features=porep${C2P_FEATURES:+,$C2P_FEATURES}
 cargo build --release --lib ${features:+--features "$features"}
 cargo build --release --bin c2prover ${features:+--features "$features"}
 # The system libraries the static library needs, as rustc reports them.

@@ -1,8 +1,10 @@
-//! The whole C2 job (feature `porep`, in progress): the real 2 KiB C1
-//! fixtures (tests/fixtures/porep-2kib, made by compat/porep-fixtures)
-//! synthesize into their partitions' witnesses through filecoin-proofs' own
+//! The C1 side of the whole C2 job (feature `porep`): the real 2 KiB C1
+//! fixture (tests/fixtures/porep-2kib, made by compat/porep-fixtures)
+//! synthesizes into its partitions' witnesses through filecoin-proofs' own
 //! circuits, and every constraint holds (a·b = c); malformed C1 outputs,
-//! fuzzed, are errors of the documented kinds, never a panic.
+//! fuzzed, are errors of the documented kinds, never a panic. The proofs
+//! themselves, against bellperson and filecoin-proofs' `verify_seal`, are in
+//! tests/seal.rs.
 #![cfg(feature = "porep")]
 
 mod common;
@@ -28,44 +30,6 @@ fn the_2kib_c1_synthesizes_into_satisfied_partitions() {
         let unsatisfied = (0..w.a.len()).filter(|&i| w.a[i] * w.b[i] != w.c[i]).count();
         assert_eq!(unsatisfied, 0, "partition {k}: every constraint holds");
     }
-}
-
-/// The real 2 KiB circuit proved by bellperson's CPU prover and by
-/// c2prover from the recorded witness, over the same parameters (distinct
-/// random points sized for the circuit: a real setup takes ~10 minutes
-/// here) and the same r and s: the proof bytes are equal, so the recorded
-/// a, b, c, densities, inputs and aux are bellperson's own.
-#[test]
-fn the_2kib_partition_proves_as_bellperson_does() {
-    use bellperson::groth16;
-    use blstrs::{Bls12, Scalar};
-    use ff::Field;
-    use filecoin_proofs::constants::SectorShape2KiB;
-    use rand_chacha::ChaCha8Rng;
-    use rand_core::SeedableRng;
-
-    let c1 = porep::parse_c1(C1_API).unwrap();
-    let circuit = porep::circuits_of::<SectorShape2KiB>(c1).unwrap().remove(0);
-    let witness = porep::Recorder::record(circuit.clone()).unwrap();
-    let ours = c2prover::testkit::shaped::parameters_for(&witness, 3);
-    let mut bytes = Vec::new();
-    ours.write(&mut bytes).unwrap();
-    let theirs = groth16::Parameters::<Bls12>::read(&bytes[..], false).unwrap();
-
-    let mut rng = ChaCha8Rng::seed_from_u64(2);
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let mut expected = Vec::new();
-    groth16::create_proof(circuit, &theirs, r, s)
-        .unwrap()
-        .write(&mut expected)
-        .unwrap();
-    let fr = |x: Scalar| c2prover::Fr(x.into());
-    let proofs = c2prover::prove_on_cpu(&ours, &[witness.as_assignment()], &[fr(r)], &[fr(s)]).unwrap();
-    assert_eq!(
-        proofs[0].to_compressed().as_slice(),
-        expected.as_slice(),
-        "the proof bytes equal bellperson's"
-    );
 }
 
 #[test]

@@ -116,26 +116,35 @@ fn the_2kib_c2_is_accepted_by_verify_seal_and_tampering_is_not() {
     let s = sector();
     let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &opts).expect("proved");
     assert_eq!(proof.len(), 192, "one partition");
-    assert!(verify_seal(&s, s.sector_id, &proof), "filecoin-proofs accepts the proof");
-    assert!(!verify_seal(&s, s.sector_id + 1, &proof), "another sector id is refused");
+    assert!(
+        verify_seal(&s, s.sector_id, &proof),
+        "filecoin-proofs accepts the proof"
+    );
+    assert!(
+        !verify_seal(&s, s.sector_id + 1, &proof),
+        "another sector id is refused"
+    );
     let mut ticket = s.ticket;
     ticket[0] ^= 1;
-    assert!(!verify_seal(&Sector { ticket, ..sector() }, s.sector_id, &proof), "another ticket is refused");
+    assert!(
+        !verify_seal(&Sector { ticket, ..sector() }, s.sector_id, &proof),
+        "another ticket is refused"
+    );
     for at in [0, 100, 191] {
         let mut tampered = proof.clone();
         tampered[at] ^= 0x10;
-        assert!(!verify_seal(&s, s.sector_id, &tampered), "byte {at} changed: refused");
+        assert!(
+            !verify_seal(&s, s.sector_id, &tampered),
+            "byte {at} changed: refused"
+        );
     }
 
-    // The split form, twice in flight: each proof verifies (r and s differ).
-    let jobs: Vec<SealJob> = (0..2)
-        .map(|_| SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap())
-        .collect();
-    for job in jobs {
-        assert_eq!(job.partitions(), 1);
-        let proof = job.finish().unwrap();
-        assert!(verify_seal(&s, s.sector_id, &proof));
-    }
+    // The split form.
+    let job = SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
+    assert_eq!(job.partitions(), 1);
+    let again = job.finish().unwrap();
+    assert_ne!(again, proof, "r and s are drawn per proof");
+    assert!(verify_seal(&s, s.sector_id, &again));
 }
 
 /// With the same r and s, the proof bytes equal bellperson's `create_proof`
@@ -233,8 +242,8 @@ fn bad_c2_inputs_are_errors_that_say_what_is_wrong() {
     // Two partitions' vanilla proofs where the proof has one.
     let text = std::str::from_utf8(C1_API).unwrap();
     let start = text.find("\"StackedDrg2KiBV1\":[").unwrap() + "\"StackedDrg2KiBV1\":[".len();
-    let end = text.find("],\"comm_r\"").unwrap();
-    let partition = &text[start..end - 1];
+    let end = text.find("]},\"comm_r\"").unwrap();
+    let partition = &text[start..end];
     let json = format!("{}{partition},{}", &text[..start], &text[start..]);
     let (kind, message) = seal(json.as_bytes(), s.prover_id, s.sector_id, &opts);
     assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
@@ -249,7 +258,10 @@ fn bad_c2_inputs_are_errors_that_say_what_is_wrong() {
     };
     let (kind, message) = seal(C1_API, s.prover_id, s.sector_id, &elsewhere);
     assert_eq!(kind, ErrorKind::Io, "{message}");
-    assert!(message.contains(".params") && message.contains(&empty.display().to_string()), "{message}");
+    assert!(
+        message.contains(".params") && message.contains(&empty.display().to_string()),
+        "{message}"
+    );
     for entry in std::fs::read_dir(params_dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "params") {
@@ -258,18 +270,24 @@ fn bad_c2_inputs_are_errors_that_say_what_is_wrong() {
     }
     let (kind, message) = seal(C1_API, s.prover_id, s.sector_id, &elsewhere);
     assert_eq!(kind, ErrorKind::Io, "{message}");
-    assert!(message.contains(".vk") && message.contains("verifying key"), "{message}");
+    assert!(
+        message.contains(".vk") && message.contains("verifying key"),
+        "{message}"
+    );
     let unverified = SealOptions {
         verify: false,
         ..elsewhere
     };
     let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &unverified).unwrap();
-    assert!(verify_seal(&s, s.sector_id, &proof), "without verify-after-prove the proof is still right");
+    assert!(
+        verify_seal(&s, s.sector_id, &proof),
+        "without verify-after-prove the proof is still right"
+    );
     std::fs::remove_dir_all(&empty).unwrap();
 }
 
 #[test]
-fn a_dropped_c2_job_stops_and_gives_its_memory_back() {
+fn dropped_c2_jobs_stop_and_give_their_memory_back() {
     let opts = options();
     let _serial = one_at_a_time();
     let s = sector();
@@ -281,9 +299,129 @@ fn a_dropped_c2_job_stops_and_gives_its_memory_back() {
     // The workers notice between steps; the budget empties once they have.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while budget.in_use() != (0, 0) {
-        assert!(std::time::Instant::now() < deadline, "the budget still holds {:?}", budget.in_use());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the budget still holds {:?}",
+            budget.in_use()
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
+}
+
+/// The C entry points, called as C calls them: the proof verifies, the
+/// split form works, every failure is a status with a message, and the
+/// outputs are written only on success.
+#[test]
+fn the_c_api_proves_the_2kib_c2() {
+    use c2prover::capi::seal::*;
+    use std::ffi::CString;
+    let dir = CString::new(params_dir().to_str().unwrap()).unwrap();
+    let _serial = one_at_a_time();
+    let s = sector();
+    let opts = c2p_seal_options {
+        params_dir: dir.as_ptr(),
+        ..c2p_seal_options::default()
+    };
+    let (mut out, mut len) = (std::ptr::null_mut::<u8>(), 0usize);
+    let status = c2p_seal_commit_phase2(
+        C1_API.as_ptr(),
+        C1_API.len(),
+        s.prover_id.as_ptr(),
+        s.sector_id,
+        &opts,
+        &mut out,
+        &mut len,
+    );
+    assert_eq!(status, 0, "{}", last_error());
+    assert_eq!(len, 192);
+    let proof = unsafe { std::slice::from_raw_parts(out, len) }.to_vec();
+    c2p_bytes_free(out, len);
     assert!(verify_seal(&s, s.sector_id, &proof));
+    // Freeing again, or what was never handed over, is ignored.
+    c2p_bytes_free(out, len);
+    let mut mine = [0u8; 4];
+    c2p_bytes_free(mine.as_mut_ptr(), mine.len());
+
+    let mut job = std::ptr::null_mut::<c2p_seal_job>();
+    let status = c2p_seal_start(
+        C1_API.as_ptr(),
+        C1_API.len(),
+        s.prover_id.as_ptr(),
+        s.sector_id,
+        &opts,
+        &mut job,
+    );
+    assert_eq!(status, 0, "{}", last_error());
+    let (mut out, mut len) = (std::ptr::null_mut::<u8>(), 0usize);
+    assert_eq!(c2p_seal_finish(job, &mut out, &mut len), 0, "{}", last_error());
+    let proof = unsafe { std::slice::from_raw_parts(out, len) }.to_vec();
+    c2p_bytes_free(out, len);
+    assert!(verify_seal(&s, s.sector_id, &proof));
+    // The job was consumed.
+    let (mut out, mut len) = (std::ptr::null_mut::<u8>(), 0usize);
+    assert_eq!(
+        c2p_seal_finish(job, &mut out, &mut len),
+        ErrorKind::BadState.code()
+    );
+    assert!(out.is_null() && len == 0, "outputs untouched on failure");
+    // Freed unfinished: cancelled; freeing twice is ignored.
+    let status = c2p_seal_start(
+        C1_API.as_ptr(),
+        C1_API.len(),
+        s.prover_id.as_ptr(),
+        s.sector_id,
+        &opts,
+        &mut job,
+    );
+    assert_eq!(status, 0, "{}", last_error());
+    c2p_seal_job_free(job);
+    c2p_seal_job_free(job);
+
+    // Failures: statuses, messages, untouched outputs.
+    let cases: [(&[u8], *const u8, ErrorKind, &str); 3] = [
+        (
+            b"{\"not\": \"a C1\"}",
+            s.prover_id.as_ptr(),
+            ErrorKind::InvalidArgument,
+            "JSON",
+        ),
+        (C1_API, std::ptr::null(), ErrorKind::NullPointer, "prover_id"),
+        (
+            &C1_API[..0],
+            s.prover_id.as_ptr(),
+            ErrorKind::InvalidArgument,
+            "JSON",
+        ),
+    ];
+    for (json, prover_id, kind, says) in cases {
+        let status = c2p_seal_commit_phase2(
+            json.as_ptr(),
+            json.len(),
+            prover_id,
+            s.sector_id,
+            &opts,
+            &mut out,
+            &mut len,
+        );
+        assert_eq!(status, kind.code());
+        assert!(last_error().contains(says), "{}", last_error());
+        assert!(out.is_null() && len == 0, "outputs untouched on failure");
+    }
+    let status = c2p_seal_commit_phase2(
+        C1_API.as_ptr(),
+        C1_API.len(),
+        s.prover_id.as_ptr(),
+        s.sector_id,
+        &opts,
+        std::ptr::null_mut(),
+        &mut len,
+    );
+    assert_eq!(status, ErrorKind::NullPointer.code());
+    assert!(last_error().contains("proof_out"), "{}", last_error());
+}
+
+fn last_error() -> String {
+    let mut buf = vec![0u8; 4096];
+    let n = c2prover::capi::native::c2p_last_error(buf.as_mut_ptr().cast(), buf.len());
+    String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned()
 }

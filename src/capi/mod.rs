@@ -15,6 +15,7 @@
 
 mod handles;
 pub mod native;
+pub mod seal;
 #[cfg(feature = "supraseal-abi")]
 pub mod supraseal;
 mod witness;

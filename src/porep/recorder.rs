@@ -42,7 +42,10 @@ impl<'a> Recorder<'a> {
 
     /// `record`, stopping with `Cancelled` soon after `cancelled` is set
     /// (a 32 GiB partition synthesizes for tens of seconds).
-    pub fn record_unless<C: Circuit<Scalar>>(circuit: C, cancelled: Option<&'a AtomicBool>) -> Result<Witness> {
+    pub fn record_unless<C: Circuit<Scalar>>(
+        circuit: C,
+        cancelled: Option<&'a AtomicBool>,
+    ) -> Result<Witness> {
         let mut cs = Recorder {
             cancelled,
             ..Recorder::default()

@@ -146,9 +146,12 @@ impl SealJob {
 
     /// Waits for the proof bytes.
     pub fn finish(self) -> Result<Vec<u8>> {
-        self.result
-            .recv()
-            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Panic, "the C2 thread ended without a result")))
+        self.result.recv().unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::Panic,
+                "the C2 thread ended without a result",
+            ))
+        })
     }
 
     /// Asks the job to stop; `finish` then reports `Cancelled` unless the
@@ -218,7 +221,8 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     // recomputes it from the prover and sector ids to verify: they must agree.
     let comm_d = DefaultPieceDomain::try_from_bytes(&c1.comm_d).map_err(|e| invalid("comm_d", e))?;
     let replica_id: blstrs::Scalar =
-        generate_replica_id::<Tree::Hasher, _>(prover_id, sector_id, &c1.ticket, comm_d, &config.porep_id).into();
+        generate_replica_id::<Tree::Hasher, _>(prover_id, sector_id, &c1.ticket, comm_d, &config.porep_id)
+            .into();
     if replica_id != c1.replica_id.into() {
         return Err(Error::invalid(format!(
             "the C1 output is not that of sector {sector_id} of this prover id: its replica id differs \
@@ -351,7 +355,9 @@ fn synthesize_and_start(
                 }
                 let (k, circuit, permit) = {
                     let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
-                    let Some((k, circuit)) = queue.0.next() else { return };
+                    let Some((k, circuit)) = queue.0.next() else {
+                        return;
+                    };
                     (k, circuit, queue.1.take())
                 };
                 let outcome = prove_partition(params, k, circuit, permit, reserve, opts, cancelled);
@@ -368,12 +374,18 @@ fn synthesize_and_start(
         .collect();
     // The first failure in partition order; the partitions after a failure
     // may never have been taken.
-    if let Some(e) = outcomes.iter().flatten().find_map(|outcome| outcome.as_ref().err()) {
+    if let Some(e) = outcomes
+        .iter()
+        .flatten()
+        .find_map(|outcome| outcome.as_ref().err())
+    {
         return Err(e.clone());
     }
     outcomes
         .into_iter()
-        .map(|outcome| outcome.unwrap_or_else(|| Err(Error::new(ErrorKind::Panic, "a partition was never taken"))))
+        .map(|outcome| {
+            outcome.unwrap_or_else(|| Err(Error::new(ErrorKind::Panic, "a partition was never taken")))
+        })
         .collect()
 }
 

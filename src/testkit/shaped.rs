@@ -154,23 +154,6 @@ impl QuerySizes {
     }
 }
 
-/// Parameters of distinct random points sized for `witness` (its domain,
-/// inputs, aux and densities; see the module comment): for a real circuit
-/// whose real parameters are not at hand. Two provers given them and the
-/// same r and s make the same proof bytes, which do not verify.
-pub fn parameters_for(witness: &Witness, seed: u64) -> Parameters {
-    let popcount = |words: &[u64]| words.iter().map(|w| w.count_ones() as usize).sum::<usize>();
-    let b_inputs = popcount(&witness.b_inp_density);
-    QuerySizes {
-        log2: witness.a.len().next_power_of_two().trailing_zeros().max(1),
-        inputs: witness.inputs.len(),
-        aux: witness.aux.len(),
-        a: witness.inputs.len() + popcount(&witness.a_aux_density),
-        b: b_inputs + popcount(&witness.b_aux_density),
-    }
-    .parameters(seed)
-}
-
 impl PorepShape {
     /// A partition's shape for a domain of 2^log2 (log2 = 27 is the real one).
     pub fn scaled(log2: u32) -> PorepShape {
