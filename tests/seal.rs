@@ -114,6 +114,11 @@ fn the_2kib_c2_is_accepted_by_verify_seal_and_tampering_is_not() {
     let opts = options();
     let _serial = one_at_a_time();
     let s = sector();
+    assert_eq!(
+        porep::prover_id(1000),
+        s.prover_id,
+        "filecoin-ffi's prover id of miner 1000"
+    );
     let proof = porep::seal_commit_phase2(C1_API, s.prover_id, s.sector_id, &opts).expect("proved");
     assert_eq!(proof.len(), 192, "one partition");
     assert!(
@@ -138,13 +143,6 @@ fn the_2kib_c2_is_accepted_by_verify_seal_and_tampering_is_not() {
             "byte {at} changed: refused"
         );
     }
-
-    // The split form.
-    let job = SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
-    assert_eq!(job.partitions(), 1);
-    let again = job.finish().unwrap();
-    assert_ne!(again, proof, "r and s are drawn per proof");
-    assert!(verify_seal(&s, s.sector_id, &again));
 }
 
 /// With the same r and s, the proof bytes equal bellperson's `create_proof`
@@ -308,8 +306,8 @@ fn dropped_c2_jobs_stop_and_give_their_memory_back() {
     }
 }
 
-/// The C entry points, called as C calls them: the proof verifies, the
-/// split form works, every failure is a status with a message, and the
+/// The C entry points, called as C calls them: the proof verifies, a split
+/// job can be abandoned, every failure is a status with a message, and the
 /// outputs are written only on success.
 #[test]
 fn the_c_api_proves_the_2kib_c2() {
@@ -342,6 +340,8 @@ fn the_c_api_proves_the_2kib_c2() {
     let mut mine = [0u8; 4];
     c2p_bytes_free(mine.as_mut_ptr(), mine.len());
 
+    // The split form (proved through it by the Go tests): a job freed
+    // unfinished is cancelled, and is gone.
     let mut job = std::ptr::null_mut::<c2p_seal_job>();
     let status = c2p_seal_start(
         C1_API.as_ptr(),
@@ -352,30 +352,15 @@ fn the_c_api_proves_the_2kib_c2() {
         &mut job,
     );
     assert_eq!(status, 0, "{}", last_error());
-    let (mut out, mut len) = (std::ptr::null_mut::<u8>(), 0usize);
-    assert_eq!(c2p_seal_finish(job, &mut out, &mut len), 0, "{}", last_error());
-    let proof = unsafe { std::slice::from_raw_parts(out, len) }.to_vec();
-    c2p_bytes_free(out, len);
-    assert!(verify_seal(&s, s.sector_id, &proof));
-    // The job was consumed.
+    c2p_seal_job_free(job);
+    // Freed, the handle is unknown.
     let (mut out, mut len) = (std::ptr::null_mut::<u8>(), 0usize);
     assert_eq!(
         c2p_seal_finish(job, &mut out, &mut len),
         ErrorKind::BadState.code()
     );
     assert!(out.is_null() && len == 0, "outputs untouched on failure");
-    // Freed unfinished: cancelled; freeing twice is ignored.
-    let status = c2p_seal_start(
-        C1_API.as_ptr(),
-        C1_API.len(),
-        s.prover_id.as_ptr(),
-        s.sector_id,
-        &opts,
-        &mut job,
-    );
-    assert_eq!(status, 0, "{}", last_error());
-    c2p_seal_job_free(job);
-    c2p_seal_job_free(job);
+    c2p_seal_job_free(job); // freeing twice is ignored
 
     // Failures: statuses, messages, untouched outputs.
     let cases: [(&[u8], *const u8, ErrorKind, &str); 3] = [
@@ -420,8 +405,64 @@ fn the_c_api_proves_the_2kib_c2() {
     assert!(last_error().contains("proof_out"), "{}", last_error());
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn last_error() -> String {
     let mut buf = vec![0u8; 4096];
     let n = c2prover::capi::native::c2p_last_error(buf.as_mut_ptr().cast(), buf.len());
     String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned()
+}
+
+/// `c2prover c2`, as an operator runs it: the proof file verifies with
+/// filecoin-proofs, and a missing parameters directory is a clear failure.
+#[test]
+fn the_c2_command_proves_the_2kib_sector() {
+    use std::process::Command;
+    let dir = params_dir();
+    let _serial = one_at_a_time();
+    let s = sector();
+    let c1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/porep-2kib/c1-api.json");
+    let out = std::env::temp_dir().join(format!("c2p-c2-proof-{}", std::process::id()));
+    let run = Command::new(env!("CARGO_BIN_EXE_c2prover"))
+        .args(["c2", "--miner-id", "1000", "--sector-id", "7", "--c1"])
+        .arg(&c1)
+        .arg("--params-dir")
+        .arg(dir)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("verified against"), "{stdout}");
+    let proof = std::fs::read(&out).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    assert!(verify_seal(&s, s.sector_id, &proof));
+
+    let run = Command::new(env!("CARGO_BIN_EXE_c2prover"))
+        .args([
+            "c2",
+            "--prover-id",
+            &hex(&s.prover_id),
+            "--sector-id",
+            "7",
+            "--c1",
+        ])
+        .arg(&c1)
+        .arg("--params-dir")
+        .arg(std::env::temp_dir().join("c2p-no-such-dir"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("c2p-no-such-dir") && stderr.contains(".params"),
+        "{stderr}"
+    );
 }

@@ -27,7 +27,23 @@ mod recorder;
 mod seal;
 
 pub use recorder::Recorder;
-pub use seal::{seal_commit_phase2, SealJob, SealOptions, DEFAULT_PARAMS_DIR};
+pub use seal::{parameter_files, seal_commit_phase2, Progress, SealJob, SealOptions, DEFAULT_PARAMS_DIR};
+
+/// filecoin-ffi's prover id for a miner: the payload of its ID address (the
+/// miner id as an unsigned LEB128 varint) in 32 zeroed bytes.
+pub fn prover_id(miner_id: u64) -> [u8; 32] {
+    let mut id = [0u8; 32];
+    let mut rest = miner_id;
+    for byte in id.iter_mut() {
+        *byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+        if rest == 0 {
+            break;
+        }
+        *byte |= 0x80;
+    }
+    id
+}
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::Witness;

@@ -31,7 +31,7 @@ use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::RegisteredSealProof;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use storage_proofs_core::merkle::MerkleTreeTrait;
@@ -88,6 +88,26 @@ impl SealOptions {
     }
 }
 
+/// The parameters file and verifying key `c1_json`'s proof needs, in the
+/// parameters directory `opts` resolves to (what to fetch before a C2).
+pub fn parameter_files(c1_json: &[u8], opts: &SealOptions) -> Result<(PathBuf, PathBuf)> {
+    let c1 = parse_c1(c1_json)?;
+    let dir = opts.resolved_params_dir()?;
+    let cache_id = on_c1(|| by_shape!(c1.registered_proof, cache_id_of(&c1)))?;
+    Ok((
+        dir.join(parameter_id(&cache_id)),
+        dir.join(verifying_key_id(&cache_id)),
+    ))
+}
+
+/// filecoin-proofs' identifier of the parameters of `c1`'s proof.
+fn cache_id_of<Tree: 'static + MerkleTreeTrait>(c1: &SealCommitPhase1Output) -> Result<String> {
+    c1.registered_proof
+        .as_v1_config()
+        .get_cache_identifier::<Tree>()
+        .map_err(|e| invalid("the proof's parameter identifier", e))
+}
+
 /// filecoin-ffi's `SealCommitPhase2`: the proof of the sector `sector_id`
 /// of prover `prover_id` from its C1 output (filecoin-proofs-api's
 /// `SealCommitPhase1Output` as JSON). Blocks until the proof is made.
@@ -103,9 +123,19 @@ pub fn seal_commit_phase2(
 /// A C2 job of the split API: dropping it unfinished cancels it, synthesis
 /// included, and its memory is released as soon as its workers notice.
 pub struct SealJob {
-    partitions: usize,
+    progress: Arc<Progress>,
     cancelled: Arc<AtomicBool>,
     result: Receiver<Result<Vec<u8>>>,
+}
+
+/// How far a C2 job has come (`SealJob::progress`), for progress bars.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub partitions: usize,
+    /// Partitions synthesized and handed to the prover.
+    pub synthesized: AtomicUsize,
+    /// Partitions whose proof is made (counted in partition order).
+    pub proved: AtomicUsize,
 }
 
 impl SealJob {
@@ -119,21 +149,25 @@ impl SealJob {
         let dir = opts.resolved_params_dir()?;
         let plan = on_c1(|| prepare(c1, &prover_id, sector_id, &dir, opts.verify))?;
         let first = host_budget().acquire(plan.reserve, !opts.no_wait)?;
-        let partitions = plan.circuits.len();
+        let progress = Arc::new(Progress {
+            partitions: plan.circuits.len(),
+            ..Progress::default()
+        });
         let cancelled = Arc::new(AtomicBool::new(false));
         let (send, result) = sync_channel(1);
-        let (flag, opts) = (cancelled.clone(), opts.clone());
+        let (flag, opts, counts) = (cancelled.clone(), opts.clone(), progress.clone());
         std::thread::Builder::new()
             .name("c2p-seal".into())
             .spawn(move || {
-                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run(plan, first, &opts, &flag)))
-                    .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
+                let outcome =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| run(plan, first, &opts, &flag, &counts)))
+                        .unwrap_or_else(|panic| Err(Error::new(ErrorKind::Panic, panic_message(&*panic))));
                 // The receiver is gone when the job was abandoned.
                 let _ = send.send(outcome);
             })
             .map_err(|e| Error::new(ErrorKind::OutOfMemory, format!("cannot start a C2 thread: {e}")))?;
         Ok(SealJob {
-            partitions,
+            progress,
             cancelled,
             result,
         })
@@ -141,7 +175,12 @@ impl SealJob {
 
     /// How many partitions the proof has (192 bytes each).
     pub fn partitions(&self) -> usize {
-        self.partitions
+        self.progress.partitions
+    }
+
+    /// The job's counters, updated as it runs (they outlive the job).
+    pub fn progress(&self) -> Arc<Progress> {
+        self.progress.clone()
     }
 
     /// Waits for the proof bytes.
@@ -242,9 +281,7 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     .into_iter()
     .map(|partition| partition.into_iter().map(|x| Fr(x.into())).collect())
     .collect();
-    let cache_id = config
-        .get_cache_identifier::<Tree>()
-        .map_err(|e| invalid("the proof's parameter identifier", e))?;
+    let cache_id = cache_id_of::<Tree>(&c1)?;
     let circuits = circuits_of::<Tree>(c1)?
         .into_iter()
         .map(|circuit| -> PartitionCircuit {
@@ -293,7 +330,13 @@ fn check_params_file(plan: &Plan, proof: RegisteredSealProof) -> Result<usize> {
 
 /// The job's thread: loads the parameters, synthesizes and proves every
 /// partition, checks the proofs, and returns their bytes.
-fn run(plan: Plan, first: Permit, opts: &SealOptions, cancelled: &AtomicBool) -> Result<Vec<u8>> {
+fn run(
+    plan: Plan,
+    first: Permit,
+    opts: &SealOptions,
+    cancelled: &AtomicBool,
+    progress: &Progress,
+) -> Result<Vec<u8>> {
     let Plan {
         circuits,
         inputs,
@@ -303,12 +346,13 @@ fn run(plan: Plan, first: Permit, opts: &SealOptions, cancelled: &AtomicBool) ->
         reserve,
     } = plan;
     let params = load_cached(&params_path, &LoadOptions::default())?;
-    let jobs = synthesize_and_start(&params, circuits, first, reserve, opts, cancelled)?;
+    let jobs = synthesize_and_start(&params, circuits, first, reserve, opts, cancelled, progress)?;
     let mut bytes = Vec::with_capacity(jobs.len() * 192);
     let mut proofs = Vec::with_capacity(jobs.len());
     for job in jobs {
         let proof: Vec<Proof> = job.finish()?;
         proofs.extend(proof);
+        progress.proved.fetch_add(1, Ordering::Relaxed);
     }
     if let Some(vk) = vk {
         for (k, (proof, inputs)) in proofs.iter().zip(&inputs).enumerate() {
@@ -338,6 +382,7 @@ fn synthesize_and_start(
     reserve: usize,
     opts: &SealOptions,
     cancelled: &AtomicBool,
+    progress: &Progress,
 ) -> Result<Vec<Job>> {
     let n = circuits.len();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
@@ -361,7 +406,9 @@ fn synthesize_and_start(
                     (k, circuit, queue.1.take())
                 };
                 let outcome = prove_partition(params, k, circuit, permit, reserve, opts, cancelled);
-                if outcome.is_err() {
+                if outcome.is_ok() {
+                    progress.synthesized.fetch_add(1, Ordering::Relaxed);
+                } else {
                     failed.store(true, Ordering::Relaxed);
                 }
                 *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);

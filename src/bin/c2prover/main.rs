@@ -2,9 +2,13 @@
 //! synthetic parameters and witnesses, and benchmark.
 
 mod bench;
+#[cfg(feature = "porep")]
+mod c2;
 mod commands;
 
 use bench::*;
+#[cfg(feature = "porep")]
+use c2::*;
 use commands::*;
 
 use c2prover::params::format::Layout;
@@ -39,6 +43,10 @@ enum Command {
     Info(InfoArgs),
     /// Write a synthetic circuit's parameters and witness files.
     GenSrs(GenSrsArgs),
+    /// The whole C2 job, as lotus-bench prove: a sector's C1 output
+    /// (filecoin-proofs-api's JSON) to its proof, verified when the .vk is there.
+    #[cfg(feature = "porep")]
+    C2(C2Args),
     /// Benchmarks on this machine (medians after a warm-up).
     Bench {
         #[command(subcommand)]
@@ -241,6 +249,8 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify(a),
         Command::Info(a) => info(a),
         Command::GenSrs(a) => gen_srs(a),
+        #[cfg(feature = "porep")]
+        Command::C2(a) => c2(a),
         Command::Bench {
             what: BenchWhat::Prove(a),
         } => bench(a),
