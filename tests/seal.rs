@@ -13,12 +13,10 @@
 
 use c2prover::porep::{self, SealJob, SealOptions};
 use c2prover::{ErrorKind, Fr};
-use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB};
+use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs_api::RegisteredSealProof;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_porep::stacked::StackedCompound;
 
 const C1_API: &[u8] = include_bytes!("fixtures/porep-2kib/c1-api.json");
 const SECTOR: &str = include_str!("fixtures/porep-2kib/sector.json");
@@ -62,22 +60,7 @@ fn params_dir() -> &'static Path {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/c2prover"));
         let dir = cache.join("filecoin-proof-parameters-2kib");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
-        let config = PROOF.as_v1_config();
-        let public_params = filecoin_proofs::parameters::public_params::<SectorShape2KiB>(&config).unwrap();
-        // Both write their file when it is missing and read it otherwise.
-        let mut rng = rand_core::OsRng;
-        <StackedCompound<SectorShape2KiB, DefaultPieceHasher> as CompoundProof<_, _>>::groth_params(
-            Some(&mut rng),
-            &public_params,
-        )
-        .unwrap();
-        <StackedCompound<SectorShape2KiB, DefaultPieceHasher> as CompoundProof<_, _>>::verifying_key(
-            Some(&mut rng),
-            &public_params,
-        )
-        .unwrap();
+        c2prover::testkit::porep_params::generate(PROOF, &dir).unwrap();
         dir
     })
 }
@@ -172,10 +155,7 @@ fn the_2kib_c2_equals_bellperson_for_the_same_r_and_s() {
     )
     .unwrap();
 
-    let config = PROOF.as_v1_config();
-    let path = params_dir().join(storage_proofs_core::parameter_cache::parameter_id(
-        &config.get_cache_identifier::<SectorShape2KiB>().unwrap(),
-    ));
+    let (path, _) = porep::parameter_files(PROOF, params_dir()).unwrap();
     let file = std::fs::read(path).unwrap();
     let params = groth16::Parameters::<Bls12>::read(&file[..], false).unwrap();
     let circuit = porep::circuits_of::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())

@@ -88,21 +88,19 @@ impl SealOptions {
     }
 }
 
-/// The parameters file and verifying key `c1_json`'s proof needs, in the
-/// parameters directory `opts` resolves to (what to fetch before a C2).
-pub fn parameter_files(c1_json: &[u8], opts: &SealOptions) -> Result<(PathBuf, PathBuf)> {
-    let c1 = parse_c1(c1_json)?;
-    let dir = opts.resolved_params_dir()?;
-    let cache_id = on_c1(|| by_shape!(c1.registered_proof, cache_id_of(&c1)))?;
+/// The parameters file and verifying key of `proof` in the parameters
+/// directory `dir`, as filecoin-proofs names them (what to fetch before a C2).
+pub fn parameter_files(proof: RegisteredSealProof, dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    let cache_id = by_shape!(proof, cache_id_of(proof))?;
     Ok((
         dir.join(parameter_id(&cache_id)),
         dir.join(verifying_key_id(&cache_id)),
     ))
 }
 
-/// filecoin-proofs' identifier of the parameters of `c1`'s proof.
-fn cache_id_of<Tree: 'static + MerkleTreeTrait>(c1: &SealCommitPhase1Output) -> Result<String> {
-    c1.registered_proof
+/// filecoin-proofs' identifier of the parameters of `proof`.
+fn cache_id_of<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<String> {
+    proof
         .as_v1_config()
         .get_cache_identifier::<Tree>()
         .map_err(|e| invalid("the proof's parameter identifier", e))
@@ -281,7 +279,7 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     .into_iter()
     .map(|partition| partition.into_iter().map(|x| Fr(x.into())).collect())
     .collect();
-    let cache_id = cache_id_of::<Tree>(&c1)?;
+    let cache_id = cache_id_of::<Tree>(c1.registered_proof)?;
     let circuits = circuits_of::<Tree>(c1)?
         .into_iter()
         .map(|circuit| -> PartitionCircuit {

@@ -5,6 +5,8 @@
 //! `default-features = false` (the supraseal-c2 drop-in) leaves it out.
 
 pub mod faults;
+#[cfg(feature = "porep")]
+pub mod porep_params;
 pub mod shaped;
 pub mod synthetic;
 pub mod witness_file;

@@ -40,7 +40,8 @@ pub(crate) fn c2(args: C2Args) -> Result<(), Error> {
         params_dir: args.params_dir.clone(),
         ..SealOptions::default()
     };
-    let (params, vk) = porep::parameter_files(&json, &opts)?;
+    let proof_type = porep::parse_c1(&json)?.registered_proof;
+    let (params, vk) = porep::parameter_files(proof_type, &opts.resolved_params_dir()?)?;
     println!("parameters: {}", params.display());
     // Verified against the .vk when it is there, as lotus-bench does.
     opts.verify = vk.exists();
@@ -108,4 +109,37 @@ fn prover_id_from_hex(text: &str) -> Result<[u8; 32], Error> {
         *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
     }
     Ok(id)
+}
+
+#[derive(Args)]
+pub(crate) struct GenPorepParamsArgs {
+    /// The seal proof type, as filecoin-proofs-api names it (2 KiB and 8 MiB only).
+    #[arg(long, default_value = "StackedDrg2KiBV1_1")]
+    proof: String,
+    /// The directory to write the .params and .vk into (filecoin-proofs' names).
+    #[arg(long)]
+    dir: PathBuf,
+}
+
+/// Random parameters of a real PoRep circuit, made as filecoin-proofs'
+/// paramcache makes them: for tests and benchmarks, never for a sector.
+pub(crate) fn gen_porep_params(args: GenPorepParamsArgs) -> Result<(), Error> {
+    let proof: porep::RegisteredSealProof =
+        serde_json::from_str(&format!("{:?}", args.proof)).map_err(|_| {
+            Error::invalid(format!(
+                "--proof {:?}: not a seal proof type of filecoin-proofs-api",
+                args.proof
+            ))
+        })?;
+    let started = Instant::now();
+    let (params, vk) = step(&format!("making the parameters of {proof:?}"), || {
+        c2prover::testkit::porep_params::generate(proof, &args.dir)
+    })?;
+    println!(
+        "{}\n{}\nin {:.1} s",
+        params.display(),
+        vk.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

@@ -47,6 +47,10 @@ enum Command {
     /// (filecoin-proofs-api's JSON) to its proof, verified when the .vk is there.
     #[cfg(feature = "porep")]
     C2(C2Args),
+    /// Random parameters of a real small PoRep circuit (2 KiB, 8 MiB), made
+    /// as filecoin-proofs' paramcache makes them: for tests and benchmarks.
+    #[cfg(feature = "porep")]
+    GenPorepParams(GenPorepParamsArgs),
     /// Benchmarks on this machine (medians after a warm-up).
     Bench {
         #[command(subcommand)]
@@ -251,6 +255,8 @@ fn main() -> ExitCode {
         Command::GenSrs(a) => gen_srs(a),
         #[cfg(feature = "porep")]
         Command::C2(a) => c2(a),
+        #[cfg(feature = "porep")]
+        Command::GenPorepParams(a) => gen_porep_params(a),
         Command::Bench {
             what: BenchWhat::Prove(a),
         } => bench(a),
