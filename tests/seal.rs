@@ -446,3 +446,23 @@ fn the_c2_command_proves_the_2kib_sector() {
         "{stderr}"
     );
 }
+
+/// filecoin-proofs' own C1 form (no proof type in it) is the same C1 output
+/// as filecoin-proofs-api's, its type found from the replica id; of another
+/// sector it is refused.
+#[test]
+fn filecoin_proofs_own_c1_form_is_accepted() {
+    const C1_V1: &[u8] = include_bytes!("fixtures/porep-2kib/c1-v1.json");
+    params_dir(); // before anything reads filecoin-proofs' settings
+    let s = sector();
+    let from_v1 = porep::parse_c1_for(C1_V1, &s.prover_id, s.sector_id).unwrap();
+    assert_eq!(from_v1.registered_proof, PROOF);
+    let from_api = porep::parse_c1_for(C1_API, &s.prover_id, s.sector_id).unwrap();
+    assert_eq!(
+        serde_json::to_value(&from_v1).unwrap(),
+        serde_json::to_value(&from_api).unwrap()
+    );
+    let e = porep::parse_c1_for(C1_V1, &s.prover_id, s.sector_id + 1).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
+    assert!(e.message.contains("porep id"), "{e}");
+}

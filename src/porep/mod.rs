@@ -48,20 +48,96 @@ pub fn prover_id(miner_id: u64) -> [u8; 32] {
 use crate::error::{Error, ErrorKind, Result};
 use crate::Witness;
 use filecoin_hashers::Domain;
-use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
+use filecoin_proofs::constants::{
+    DefaultPieceDomain, DefaultPieceHasher, DefaultTreeHasher, SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB,
+    SECTOR_SIZE_512_MIB, SECTOR_SIZE_8_MIB,
+};
 use filecoin_proofs::types::VanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::ApiFeature;
 pub use filecoin_proofs_api::RegisteredSealProof;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg};
 
 /// A C1 output from filecoin-proofs-api's JSON.
 pub fn parse_c1(json: &[u8]) -> Result<SealCommitPhase1Output> {
     serde_json::from_slice(json).map_err(|e| {
         Error::invalid(format!(
             "the C1 output is not filecoin-proofs-api's SealCommitPhase1Output JSON: {e}"
+        ))
+    })
+}
+
+/// The proof types a C1 output in filecoin-proofs' own form may be of (it
+/// does not name its own).
+const V1_FORM_PROOFS: [RegisteredSealProof; 15] = {
+    use RegisteredSealProof::*;
+    [
+        StackedDrg2KiBV1_1,
+        StackedDrg8MiBV1_1,
+        StackedDrg512MiBV1_1,
+        StackedDrg32GiBV1_1,
+        StackedDrg64GiBV1_1,
+        StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg2KiBV1,
+        StackedDrg8MiBV1,
+        StackedDrg512MiBV1,
+        StackedDrg32GiBV1,
+        StackedDrg64GiBV1,
+    ]
+};
+
+/// The C1 output of sector `sector_id` of `prover_id` in either JSON form a
+/// caller may hold: filecoin-proofs-api's `SealCommitPhase1Output` (what
+/// filecoin-ffi passes), or filecoin-proofs' own `SealCommitPhase1Output<Tree>`.
+/// The latter does not name its proof type. It is the one type whose porep id
+/// gives the output's replica id for this prover, sector, ticket and comm_d.
+pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<SealCommitPhase1Output> {
+    let mut value: serde_json::Value = serde_json::from_slice(json)
+        .map_err(|e| Error::invalid(format!("the C1 output is not JSON: {e}")))?;
+    if value.get("registered_proof").is_some() || !value.is_object() {
+        return parse_c1(json);
+    }
+    let bytes = |name: &str| -> Result<[u8; 32]> {
+        serde_json::from_value(value.get(name).cloned().unwrap_or_default())
+            .map_err(|e| Error::invalid(format!("the C1 output's {name}: {e}")))
+    };
+    let (comm_d, ticket, replica_id) = (bytes("comm_d")?, bytes("ticket")?, bytes("replica_id")?);
+    let comm_d = DefaultPieceDomain::try_from_bytes(&comm_d).map_err(|e| invalid("comm_d", e))?;
+    let proof = V1_FORM_PROOFS
+        .into_iter()
+        .find(|proof| {
+            let porep_id = proof.as_v1_config().porep_id;
+            let id =
+                generate_replica_id::<DefaultTreeHasher, _>(prover_id, sector_id, &ticket, comm_d, &porep_id);
+            AsRef::<[u8]>::as_ref(&id) == replica_id.as_slice()
+        })
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "the C1 output (filecoin-proofs' form, without its proof type) is not that of sector \
+                 {sector_id} of this prover id: no seal proof type's porep id gives its replica id"
+            ))
+        })?;
+    // filecoin-proofs-api's form: the proof type, and the vanilla proofs
+    // under their sector size's variant.
+    let size = match u64::from(proof.sector_size()) {
+        SECTOR_SIZE_2_KIB => "2KiB",
+        SECTOR_SIZE_8_MIB => "8MiB",
+        SECTOR_SIZE_512_MIB => "512MiB",
+        SECTOR_SIZE_32_GIB => "32GiB",
+        _ => "64GiB",
+    };
+    let vanilla = value["vanilla_proofs"].take();
+    value["vanilla_proofs"] = serde_json::json!({ format!("StackedDrg{size}V1"): vanilla });
+    value["registered_proof"] = serde_json::to_value(proof).map_err(|e| invalid("the proof type", e))?;
+    serde_json::from_value(value).map_err(|e| {
+        Error::invalid(format!(
+            "the C1 output is not filecoin-proofs' SealCommitPhase1Output JSON of {proof:?}: {e}"
         ))
     })
 }

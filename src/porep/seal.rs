@@ -14,7 +14,7 @@
 //! are checked against the verifying key beside the parameters (unless the
 //! options say not to), as filecoin-proofs' own `seal_commit_phase2` does.
 
-use super::{circuits_of, invalid, on_c1, parse_c1, Recorder};
+use super::{circuits_of, invalid, on_c1, parse_c1_for, Recorder};
 use crate::engine::job::largest_circuit_bytes;
 use crate::engine::{host_budget, DeviceMask, Job, Permit};
 use crate::error::{panic_message, Error, ErrorKind, Result};
@@ -108,7 +108,8 @@ fn cache_id_of<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> R
 
 /// filecoin-ffi's `SealCommitPhase2`: the proof of the sector `sector_id`
 /// of prover `prover_id` from its C1 output (filecoin-proofs-api's
-/// `SealCommitPhase1Output` as JSON). Blocks until the proof is made.
+/// `SealCommitPhase1Output` as JSON, or filecoin-proofs' own; see
+/// `parse_c1_for`). Blocks until the proof is made.
 pub fn seal_commit_phase2(
     c1_json: &[u8],
     prover_id: [u8; 32],
@@ -143,7 +144,7 @@ impl SealJob {
     /// is borrowed once it returns. Errors here mean nothing was started.
     pub fn start(c1_json: &[u8], prover_id: [u8; 32], sector_id: u64, opts: &SealOptions) -> Result<SealJob> {
         opts.devices.devices()?;
-        let c1 = parse_c1(c1_json)?;
+        let c1 = parse_c1_for(c1_json, &prover_id, sector_id)?;
         let dir = opts.resolved_params_dir()?;
         let plan = on_c1(|| prepare(c1, &prover_id, sector_id, &dir, opts.verify))?;
         let first = host_budget().acquire(plan.reserve, !opts.no_wait)?;

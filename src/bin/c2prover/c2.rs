@@ -40,7 +40,7 @@ pub(crate) fn c2(args: C2Args) -> Result<(), Error> {
         params_dir: args.params_dir.clone(),
         ..SealOptions::default()
     };
-    let proof_type = porep::parse_c1(&json)?.registered_proof;
+    let proof_type = porep::parse_c1_for(&json, &prover_id, args.sector_id)?.registered_proof;
     let (params, vk) = porep::parameter_files(proof_type, &opts.resolved_params_dir()?)?;
     println!("parameters: {}", params.display());
     // Verified against the .vk when it is there, as lotus-bench does.
