@@ -33,7 +33,11 @@ struct Sector {
 }
 
 fn sector() -> Sector {
-    let json: serde_json::Value = serde_json::from_str(SECTOR).unwrap();
+    sector_of(SECTOR)
+}
+
+fn sector_of(sector_json: &str) -> Sector {
+    let json: serde_json::Value = serde_json::from_str(sector_json).unwrap();
     let bytes = |name: &str| -> [u8; 32] {
         let hex = json[name].as_str().unwrap();
         let mut out = [0u8; 32];
@@ -79,8 +83,12 @@ fn options() -> SealOptions {
 }
 
 fn verify_seal(s: &Sector, sector_id: u64, proof: &[u8]) -> bool {
+    verify_seal_of(PROOF, s, sector_id, proof)
+}
+
+fn verify_seal_of(proof_type: RegisteredSealProof, s: &Sector, sector_id: u64, proof: &[u8]) -> bool {
     filecoin_proofs_api::seal::verify_seal(
-        PROOF,
+        proof_type,
         s.comm_r,
         s.comm_d,
         s.prover_id,
@@ -465,4 +473,33 @@ fn filecoin_proofs_own_c1_form_is_accepted() {
     let e = porep::parse_c1_for(C1_V1, &s.prover_id, s.sector_id + 1).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
     assert!(e.message.contains("porep id"), "{e}");
+}
+
+/// Synthetic PoRep (the V1_2 feature, published as `..V1_1_Feat_SyntheticPoRep`)
+/// proves through the same path, on the same parameters, and filecoin-proofs
+/// accepts it; its C1 in filecoin-proofs' own form is recognised as synthetic.
+#[test]
+fn the_2kib_synthetic_porep_c2_is_accepted_by_verify_seal() {
+    const C1: &[u8] = include_bytes!("fixtures/porep-2kib-synthetic/c1-api.json");
+    const C1_V1: &[u8] = include_bytes!("fixtures/porep-2kib-synthetic/c1-v1.json");
+    const SYNTHETIC: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep;
+    let opts = options();
+    let _serial = one_at_a_time();
+    let s = sector_of(include_str!("fixtures/porep-2kib-synthetic/sector.json"));
+    let from_v1 = porep::parse_c1_for(C1_V1, &s.prover_id, s.sector_id).unwrap();
+    assert_eq!(from_v1.registered_proof, SYNTHETIC);
+    assert_eq!(
+        porep::parameter_files(SYNTHETIC, params_dir()).unwrap(),
+        porep::parameter_files(PROOF, params_dir()).unwrap(),
+        "synthetic PoRep has no parameters of its own"
+    );
+    let proof = porep::seal_commit_phase2(C1, s.prover_id, s.sector_id, &opts).unwrap();
+    assert!(
+        verify_seal_of(SYNTHETIC, &s, s.sector_id, &proof),
+        "filecoin-proofs accepts it"
+    );
+    assert!(
+        !verify_seal_of(PROOF, &s, s.sector_id, &proof),
+        "not as a non-synthetic proof"
+    );
 }

@@ -1,4 +1,4 @@
-//! Seals a 2 KiB sector (StackedDrg2KiBV1_1) through filecoin-proofs' public
+//! Seals a 2 KiB sector (StackedDrg2KiBV1_1 unless told) through filecoin-proofs' public
 //! API — add piece, pre-commit 1 and 2, commit 1 — and writes its C1 output
 //! as JSON in both forms a C2 caller holds:
 //!
@@ -9,20 +9,23 @@
 //!   ticket, seed, commitments), for the tests that prove and verify it.
 //!
 //! Every input is fixed (a seeded piece, ticket and seed), so the files are
-//! the same on every run. Usage: `c2prover-porep-fixtures [OUT_DIR]`
-//! (default `tests/fixtures/porep-2kib` of the main crate).
+//! the same on every run. Usage: `c2prover-porep-fixtures [OUT_DIR [PROOF]]`
+//! (default `tests/fixtures/porep-2kib` of the main crate, and
+//! StackedDrg2KiBV1_1; `tests/fixtures/porep-2kib-synthetic` holds
+//! StackedDrg2KiBV1_1_Feat_SyntheticPoRep's).
 
 use anyhow::{ensure, Context, Result};
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::types::SealPreCommitOutput;
 use filecoin_proofs_api::seal;
-use filecoin_proofs_api::{PaddedBytesAmount, RegisteredSealProof, SectorId, UnpaddedBytesAmount};
+use filecoin_proofs_api::{
+    ApiFeature, PaddedBytesAmount, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
+};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 const MINER_ID: u64 = 1000;
 const SECTOR_ID: u64 = 7;
 
@@ -57,6 +60,13 @@ fn main() -> Result<()> {
         .nth(1)
         .unwrap_or_else(|| "tests/fixtures/porep-2kib".into())
         .into();
+    let proof = std::env::args().nth(2).unwrap_or_else(|| "StackedDrg2KiBV1_1".into());
+    let proof: RegisteredSealProof = serde_json::from_value(serde_json::json!(proof))
+        .with_context(|| format!("{proof:?} is not a seal proof type"))?;
+    ensure!(
+        u64::from(proof.sector_size()) == 2048,
+        "2 KiB proof types only ({proof:?})"
+    );
     fs::create_dir_all(&out)?;
     let work = tempfile::tempdir()?;
     let cache = work.path().join("cache");
@@ -64,7 +74,7 @@ fn main() -> Result<()> {
     let (staged, sealed) = (work.path().join("staged"), work.path().join("sealed"));
 
     let mut rng = ChaCha8Rng::seed_from_u64(2048);
-    let sector_bytes = u64::from(PROOF.sector_size());
+    let sector_bytes = u64::from(proof.sector_size());
     let piece_bytes = UnpaddedBytesAmount::from(PaddedBytesAmount(sector_bytes));
     let mut piece = vec![0u8; u64::from(piece_bytes) as usize];
     rng.fill_bytes(&mut piece);
@@ -81,15 +91,19 @@ fn main() -> Result<()> {
         .create(true)
         .truncate(true)
         .open(&staged)?;
-    let (piece_info, _) = seal::add_piece(PROOF, &piece[..], &mut staged_file, piece_bytes, &[])?;
+    let (piece_info, _) = seal::add_piece(proof, &piece[..], &mut staged_file, piece_bytes, &[])?;
     drop(staged_file);
     File::create(&sealed)?;
     let pieces = [piece_info];
 
     let p1 = seal::seal_pre_commit_phase1(
-        PROOF, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces,
+        proof, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces,
     )?;
     let p2 = seal::seal_pre_commit_phase2(p1, &cache, &sealed)?;
+    if proof.feature_enabled(ApiFeature::SyntheticPoRep) {
+        // lotus does this between pre-commit 2 and commit 1.
+        seal::generate_synth_proofs(&cache, &sealed, prover_id, sector_id, ticket, p2.clone(), &pieces)?;
+    }
     let c1 = seal::seal_commit_phase1(
         &cache,
         &sealed,
@@ -101,7 +115,7 @@ fn main() -> Result<()> {
         &pieces,
     )?;
     let v1 = filecoin_proofs::seal_commit_phase1::<_, SectorShape2KiB>(
-        &PROOF.as_v1_config(),
+        &proof.as_v1_config(),
         &cache,
         &sealed,
         prover_id,
@@ -122,7 +136,7 @@ fn main() -> Result<()> {
     write_json(&out.join("c1-api.json"), &c1)?;
     write_json(&out.join("c1-v1.json"), &v1)?;
     let sector = serde_json::json!({
-        "registered_proof": format!("{PROOF:?}"),
+        "registered_proof": format!("{proof:?}"),
         "miner_id": MINER_ID,
         "prover_id": hex(&prover_id),
         "sector_id": SECTOR_ID,
