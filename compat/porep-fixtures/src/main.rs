@@ -60,7 +60,9 @@ fn main() -> Result<()> {
         .nth(1)
         .unwrap_or_else(|| "tests/fixtures/porep-2kib".into())
         .into();
-    let proof = std::env::args().nth(2).unwrap_or_else(|| "StackedDrg2KiBV1_1".into());
+    let proof = std::env::args()
+        .nth(2)
+        .unwrap_or_else(|| "StackedDrg2KiBV1_1".into());
     let proof: RegisteredSealProof = serde_json::from_value(serde_json::json!(proof))
         .with_context(|| format!("{proof:?} is not a seal proof type"))?;
     ensure!(
