@@ -17,14 +17,30 @@ const GENCODES: [&str; 5] = [
     "arch=compute_90,code=compute_90",
 ];
 
+/// Variables that change what nvcc makes (see `build_key`).
+const NVCC_INPUTS: [&str; 8] = [
+    "NVCC_APPEND_FLAGS",
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_CCBIN",
+    "CXX",
+    "CXXFLAGS",
+    "CRATE_CC_NO_DEFAULTS",
+    "TARGET",
+    "PATH",
+];
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=cuda");
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=CUDA_HOME");
     println!("cargo:rerun-if-env-changed=C2P_CUDA_ARCHS");
-    // nvcc reads it itself (extra flags, e.g. -D switches for experiments).
-    println!("cargo:rerun-if-env-changed=NVCC_APPEND_FLAGS");
+    // nvcc and cc read these themselves (nvcc's extra flags and host
+    // compiler, cc's C++ compiler and flags). Listed here, not only by cc,
+    // because a build that reuses the cached library never runs cc.
+    for name in NVCC_INPUTS {
+        println!("cargo:rerun-if-env-changed={name}");
+    }
     if env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
@@ -113,14 +129,17 @@ fn compile_or_reuse(build: &cc::Build, nvcc: &Path) {
     // A failed copy only costs the next build a compile. Copy, then rename:
     // a concurrent build never sees half a library.
     let partial = cached.join(format!("{LIB}.{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&cached)
+    let stored = std::fs::create_dir_all(&cached)
         .and_then(|()| std::fs::copy(out_dir.join(LIB), &partial))
         .and_then(|_| std::fs::rename(&partial, cached.join(LIB)));
+    if stored.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
 }
 
 /// FNV-1a over everything nvcc's output depends on: every file under
-/// cuda/, this build script (the flags), nvcc's path and version, and the
-/// variables that change its flags.
+/// cuda/, this build script (the flags), nvcc's path and version, the host
+/// C++ compiler's version, and the variables that change their flags.
 fn build_key(nvcc: &Path) -> u64 {
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     let mut eat = |bytes: &[u8]| {
@@ -133,7 +152,8 @@ fn build_key(nvcc: &Path) -> u64 {
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            // Real directories only: a symlink loop must not run forever.
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 dirs.push(path);
             } else {
                 files.push(path);
@@ -147,9 +167,19 @@ fn build_key(nvcc: &Path) -> u64 {
         eat(&std::fs::read(file).unwrap_or_default());
     }
     eat(nvcc.to_string_lossy().as_bytes());
-    let version = Command::new(nvcc).arg("--version").output();
-    eat(&version.map(|o| o.stdout).unwrap_or_default());
-    for name in ["C2P_CUDA_ARCHS", "NVCC_APPEND_FLAGS", "CXX", "CXXFLAGS"] {
+    let version = |tool: &Path| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default()
+    };
+    eat(&version(nvcc));
+    let host_cxx = env::var("NVCC_CCBIN")
+        .or_else(|_| env::var("CXX"))
+        .unwrap_or_else(|_| "c++".into());
+    eat(&version(Path::new(&host_cxx)));
+    for name in NVCC_INPUTS.iter().chain(&["C2P_CUDA_ARCHS"]) {
         eat(env::var(name).unwrap_or_default().as_bytes());
     }
     hash

@@ -3,6 +3,7 @@ package c2prover
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/filecoin-project/go-address"
@@ -103,8 +104,9 @@ func SealCommitPhase2With(phase1Output []byte, sectorNum abi.SectorNumber, miner
 
 // SealJob is a C2 job of the split API.
 type SealJob struct {
-	mu  sync.Mutex
-	ptr *cSealJob
+	mu        sync.Mutex
+	ptr       *cSealJob
+	finishing bool // a Finish is waiting for the library
 }
 
 // SealStart checks the C1 output and starts its C2 job. It returns once
@@ -114,6 +116,9 @@ func SealStart(phase1Output []byte, sectorNum abi.SectorNumber, minerID abi.Acto
 	var cfg sealConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if strings.IndexByte(cfg.paramsDir, 0) >= 0 {
+		return nil, &Error{Status: StatusInvalidArgument, Message: "the parameters directory holds a NUL byte"}
 	}
 	proverID, err := ProverID(minerID)
 	if err != nil {
@@ -132,24 +137,32 @@ func SealStart(phase1Output []byte, sectorNum abi.SectorNumber, minerID abi.Acto
 // reports StatusBadState.
 func (j *SealJob) Finish() ([]byte, error) {
 	j.mu.Lock()
-	if j.ptr == nil {
+	if j.ptr == nil || j.finishing {
 		j.mu.Unlock()
-		return nil, &Error{Status: StatusBadState, Message: "the C2 job is finished or closed"}
+		return nil, &Error{Status: StatusBadState, Message: "the C2 job is finished, being finished or closed"}
 	}
+	j.finishing = true
 	ptr := j.ptr
-	j.ptr = nil // the library consumes the job whatever Finish returns
 	runtime.SetFinalizer(j, nil)
+	j.mu.Unlock() // Close may cancel the wait meanwhile
+	proof, err := sealFinish(ptr)
+	j.mu.Lock()
+	j.ptr = nil // the library consumed the job whatever it returned
 	j.mu.Unlock()
-	return sealFinish(ptr)
+	return proof, err
 }
 
-// Close cancels the job if it is still running and releases it. Closing a
-// finished or closed job is a no-op.
+// Close cancels the job if it is still running, even while another
+// goroutine waits in Finish (which then reports StatusCancelled), and
+// releases it. Closing a finished or closed job is a no-op.
 func (j *SealJob) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.ptr != nil {
-		sealJobFree(j.ptr)
+	if j.ptr == nil {
+		return nil
+	}
+	sealJobFree(j.ptr) // during a Finish: cancels it; Finish releases the job
+	if !j.finishing {
 		j.ptr = nil
 		runtime.SetFinalizer(j, nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/filecoin-project/go-state-types/abi"
 )
@@ -96,5 +97,21 @@ func TestSealCommitPhase2Errors(t *testing.T) {
 	job.Close() // cancels
 	if _, err = job.Finish(); !IsStatus(err, StatusBadState) {
 		t.Fatalf("Finish after Close: %v", err)
+	}
+
+	// Close while another goroutine waits in Finish cancels the wait.
+	job, err = SealStart(c1, fixtureSector, fixtureMiner, WithParamsDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { _, err := job.Finish(); done <- err }()
+	time.Sleep(200 * time.Millisecond) // Finish is waiting: synthesis alone takes seconds
+	job.Close()
+	if err = <-done; !IsStatus(err, StatusCancelled) {
+		t.Fatalf("Finish cancelled by Close: %v", err)
+	}
+	if _, err = SealCommitPhase2With(c1, fixtureSector, fixtureMiner, WithParamsDir(dir+"\x00x")); !IsStatus(err, StatusInvalidArgument) {
+		t.Fatalf("a NUL in the directory: %v", err)
 	}
 }

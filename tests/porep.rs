@@ -33,6 +33,17 @@ fn the_2kib_c1_synthesizes_into_satisfied_partitions() {
 }
 
 #[test]
+fn synthesis_stops_when_cancelled() {
+    use filecoin_proofs::constants::SectorShape2KiB;
+    let circuit = porep::circuits_of::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())
+        .unwrap()
+        .remove(0);
+    let cancelled = std::sync::atomic::AtomicBool::new(true);
+    let e = porep::Recorder::record_unless(circuit, Some(&cancelled)).expect_err("stopped");
+    assert_eq!(e.kind, ErrorKind::Cancelled, "{e}");
+}
+
+#[test]
 fn a_c1_that_is_not_json_is_an_invalid_argument() {
     for bad in [&b""[..], b"{", b"[]", &C1_API[..C1_API.len() / 2]] {
         let e = porep::parse_c1(bad).expect_err("refused");

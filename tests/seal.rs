@@ -211,10 +211,11 @@ fn bad_c2_inputs_are_errors_that_say_what_is_wrong() {
     assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
     assert!(message.contains("replica id"), "{message}");
 
-    // Another sector size than the vanilla proofs' shape.
+    // Another proof type than the sector's: its porep id gives another replica id.
     let json = edited("\"StackedDrg2KiBV1_1\"", "\"StackedDrg8MiBV1_1\"");
     let (kind, message) = seal(&json, s.prover_id, s.sector_id, &opts);
     assert_eq!(kind, ErrorKind::InvalidArgument, "{message}");
+    assert!(message.contains("replica id"), "{message}");
 
     // Non-interactive PoRep is proved as an aggregate: not here.
     let json = edited(
@@ -237,6 +238,7 @@ fn bad_c2_inputs_are_errors_that_say_what_is_wrong() {
 
     // No parameters there, or no verifying key beside them.
     let empty = std::env::temp_dir().join(format!("c2p-seal-empty-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&empty);
     std::fs::create_dir_all(&empty).unwrap();
     let elsewhere = SealOptions {
         params_dir: Some(empty.clone()),
@@ -278,6 +280,11 @@ fn dropped_c2_jobs_stop_and_give_their_memory_back() {
     let _serial = one_at_a_time();
     let s = sector();
     let budget = c2prover::engine::host_budget();
+    // Cancelled at once: synthesis alone takes seconds, so it is stopped.
+    let job = SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
+    job.cancel();
+    let e = job.finish().expect_err("cancelled");
+    assert_eq!(e.kind, ErrorKind::Cancelled, "{e}");
     for _ in 0..3 {
         let job = SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).unwrap();
         drop(job);

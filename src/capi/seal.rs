@@ -5,13 +5,14 @@
 
 use super::handles::Registry;
 use super::native::{handle, path_from_c, token};
-use super::{guard, non_null, slice, write_out};
+use super::{catch, guard, non_null, slice, write_out};
 use crate::error::Error;
 use once_cell::sync::Lazy;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Options of `c2p_seal_commit_phase2` and `c2p_seal_start`.
 /// Zero-initialised (or a NULL pointer) means the defaults, which are what
@@ -115,8 +116,10 @@ pub extern "C" fn c2p_seal_start(
 }
 
 /// Waits for a job and hands over its proof as `c2p_seal_commit_phase2`
-/// does. The job is consumed whatever this returns; passed again it is
-/// C2P_ERR_BAD_STATE. Thread-safe (each job is finished once).
+/// does. Once the arguments are checked (non-NULL) the job is consumed,
+/// whatever this returns; passed again it is C2P_ERR_BAD_STATE. Another
+/// thread may cancel the wait with `c2p_seal_job_free` (then
+/// C2P_ERR_CANCELLED). Thread-safe (each job is finished once).
 #[no_mangle]
 pub extern "C" fn c2p_seal_finish(
     job: *mut c2p_seal_job,
@@ -127,18 +130,41 @@ pub extern "C" fn c2p_seal_finish(
         non_null(job, "job")?;
         non_null(proof_out, "proof_out")?;
         non_null(proof_len, "proof_len")?;
-        let job = SEAL_JOBS.remove(token(job))?;
-        hand_over(job.finish()?, proof_out, proof_len);
+        let token = token(job);
+        let job = {
+            // FINISHING before SEAL_JOBS, here and in `c2p_seal_job_free`: a
+            // free never falls between the job leaving one and entering the other.
+            let mut finishing = finishing();
+            let job = SEAL_JOBS.remove(token)?;
+            finishing.insert(token, job.cancel_flag());
+            job
+        };
+        let outcome = job.finish();
+        finishing().remove(&token);
+        hand_over(outcome?, proof_out, proof_len);
         Ok(())
     })
 }
 
-/// Abandons a C2 job at any stage: synthesis and proving stop as soon as
-/// they notice, and its memory is released. NULL and unknown handles are
+/// Abandons a C2 job at any stage, including while another thread waits
+/// for it in `c2p_seal_finish`: synthesis and proving stop as soon as they
+/// notice, and its memory is released. NULL and unknown handles are
 /// ignored. Thread-safe.
 #[no_mangle]
 pub extern "C" fn c2p_seal_job_free(job: *mut c2p_seal_job) {
-    SEAL_JOBS.free(token(job), "c2p_seal_job_free");
+    let token = token(job);
+    let finishing = finishing();
+    match finishing.get(&token) {
+        Some(flag) => flag.store(true, Ordering::Relaxed),
+        None => SEAL_JOBS.free(token, "c2p_seal_job_free"),
+    }
+}
+
+/// Jobs that `c2p_seal_finish` is waiting for, by handle: their cancel flags.
+static FINISHING: Lazy<Mutex<HashMap<u64, Arc<AtomicBool>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn finishing() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<AtomicBool>>> {
+    FINISHING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Releases bytes this library handed over (`c2p_seal_commit_phase2`'s
@@ -149,19 +175,25 @@ pub extern "C" fn c2p_bytes_free(bytes: *mut u8, len: usize) {
     if bytes.is_null() {
         return;
     }
-    let known = GIVEN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&(bytes as usize, len));
-    if !known {
-        log::warn!(
-            "c2p_bytes_free: {bytes:p} ({len} bytes) was not handed over by c2prover, or was freed already"
-        );
-        return;
+    let freed = catch(|| {
+        let known = GIVEN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(bytes as usize, len));
+        if !known {
+            return Err(Error::new(
+                crate::error::ErrorKind::BadState,
+                format!("{bytes:p} ({len} bytes) was not handed over by c2prover, or was freed already"),
+            ));
+        }
+        // SAFETY: `(bytes, len)` was recorded by `hand_over` from a boxed
+        // slice of exactly `len` bytes and is removed from the record once, here.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
+        Ok(())
+    });
+    if let Err(e) = freed {
+        log::warn!("c2p_bytes_free: {}", e.message);
     }
-    // SAFETY: `(bytes, len)` was recorded by `hand_over` from a boxed slice
-    // of exactly `len` bytes and is removed from the record once, here.
-    drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
 }
 
 /// Byte buffers handed over to callers and not yet freed, by address and length.
@@ -188,6 +220,10 @@ struct SealJob;
 impl SealJob {
     fn finish(self) -> Result<Vec<u8>, Error> {
         Err(unsupported())
+    }
+
+    fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Arc::default()
     }
 }
 

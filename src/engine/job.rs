@@ -117,6 +117,28 @@ impl Job {
         })
     }
 
+    /// `finish`, cancelling the job as soon as `stop` is set (a caller that
+    /// waits on several jobs and is itself cancelled).
+    pub fn finish_unless(self, stop: &AtomicBool) -> Result<Vec<Proof>> {
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            match self.result.recv_timeout(std::time::Duration::from_millis(20)) {
+                Ok(outcome) => return outcome,
+                Err(RecvTimeoutError::Timeout) => {
+                    if stop.load(Ordering::Relaxed) {
+                        self.cancel();
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::new(
+                        ErrorKind::Panic,
+                        "the proving thread ended without a result",
+                    ))
+                }
+            }
+        }
+    }
+
     /// Asks the worker to stop; `finish` then reports `Cancelled` unless the
     /// proofs were already done.
     pub fn cancel(&self) {

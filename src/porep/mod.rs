@@ -98,10 +98,16 @@ const V1_FORM_PROOFS: [RegisteredSealProof; 15] = {
 /// The latter does not name its proof type. It is the one type whose porep id
 /// gives the output's replica id for this prover, sector, ticket and comm_d.
 pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result<SealCommitPhase1Output> {
-    let mut value: serde_json::Value = serde_json::from_slice(json)
-        .map_err(|e| Error::invalid(format!("the C1 output is not JSON: {e}")))?;
-    if value.get("registered_proof").is_some() || !value.is_object() {
-        return parse_c1(json);
+    let api_form = parse_c1(json);
+    if api_form.is_ok() {
+        return api_form;
+    }
+    let mut value: serde_json::Value = match serde_json::from_slice(json) {
+        Ok(value @ serde_json::Value::Object(_)) => value,
+        _ => return api_form,
+    };
+    if value.get("registered_proof").is_some() {
+        return api_form;
     }
     let bytes = |name: &str| -> Result<[u8; 32]> {
         serde_json::from_value(value.get(name).cloned().unwrap_or_default())

@@ -20,8 +20,8 @@ use crate::engine::{host_budget, DeviceMask, Job, Permit};
 use crate::error::{panic_message, Error, ErrorKind, Result};
 use crate::groth16::{check_call, random_r_s};
 use crate::math::Fr;
-use crate::params::format::Layout;
-use crate::params::source::FileSource;
+use crate::params::format::{Layout, VK_HEAD_BYTES};
+use crate::params::source::{FileSource, Source};
 use crate::params::{load_cached, LoadOptions, Parameters, VerifyingKey};
 use crate::proof::Proof;
 use crate::Witness;
@@ -146,7 +146,7 @@ impl SealJob {
         opts.devices.devices()?;
         let c1 = parse_c1_for(c1_json, &prover_id, sector_id)?;
         let dir = opts.resolved_params_dir()?;
-        let plan = on_c1(|| prepare(c1, &prover_id, sector_id, &dir, opts.verify))?;
+        let plan = prepare(c1, &prover_id, sector_id, &dir, opts.verify)?;
         let first = host_budget().acquire(plan.reserve, !opts.no_wait)?;
         let progress = Arc::new(Progress {
             partitions: plan.circuits.len(),
@@ -192,6 +192,12 @@ impl SealJob {
         })
     }
 
+    /// The flag `cancel` sets, for a caller that cancels from another thread
+    /// while this one waits in `finish`.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancelled.clone()
+    }
+
     /// Asks the job to stop; `finish` then reports `Cancelled` unless the
     /// proof was already done.
     pub fn cancel(&self) {
@@ -229,7 +235,7 @@ fn prepare(
     verify: bool,
 ) -> Result<Plan> {
     let proof = c1.registered_proof;
-    let mut plan = by_shape!(proof, prepare_shape(c1, prover_id, sector_id, dir))?;
+    let mut plan = on_c1(|| by_shape!(proof, prepare_shape(c1, prover_id, sector_id, dir)))?;
     plan.reserve = check_params_file(&plan, proof)?;
     if verify {
         let vk = VerifyingKey::load(&plan.vk_path).map_err(|e| {
@@ -238,6 +244,7 @@ fn prepare(
                 format!("{} (the verifying key, needed to verify the proof)", e.message),
             )
         })?;
+        check_vk_matches(&plan, &vk)?;
         plan.vk = Some(vk);
     }
     Ok(plan)
@@ -327,6 +334,24 @@ fn check_params_file(plan: &Plan, proof: RegisteredSealProof) -> Result<usize> {
     Ok(largest_circuit_bytes(domain, inputs, layout.l.count))
 }
 
+/// The `.vk` must be that of the parameters file (the same six head
+/// points) and of these partitions' inputs: a mismatch found only after the
+/// GPU work would cost the whole proof.
+fn check_vk_matches(plan: &Plan, vk: &VerifyingKey) -> Result<()> {
+    let inputs = plan.inputs.first().map_or(0, Vec::len) + 1;
+    let params_head = FileSource::open(&plan.params_path)?.bytes_at(0, VK_HEAD_BYTES)?;
+    let vk_head = std::fs::read(&plan.vk_path).map_err(|e| Error::io(plan.vk_path.display(), e))?;
+    if vk.ic.len() != inputs || vk_head.get(..VK_HEAD_BYTES) != Some(&params_head[..]) {
+        return Err(Error::size_mismatch(format!(
+            "{} is not the verifying key of {} (its {} public inputs, or its points, differ)",
+            plan.vk_path.display(),
+            plan.params_path.display(),
+            vk.ic.len().saturating_sub(1)
+        )));
+    }
+    Ok(())
+}
+
 /// The job's thread: loads the parameters, synthesizes and proves every
 /// partition, checks the proofs, and returns their bytes.
 fn run(
@@ -349,7 +374,7 @@ fn run(
     let mut bytes = Vec::with_capacity(jobs.len() * 192);
     let mut proofs = Vec::with_capacity(jobs.len());
     for job in jobs {
-        let proof: Vec<Proof> = job.finish()?;
+        let proof: Vec<Proof> = job.finish_unless(cancelled)?;
         proofs.extend(proof);
         progress.proved.fetch_add(1, Ordering::Relaxed);
     }
@@ -390,42 +415,67 @@ fn synthesize_and_start(
     // whichever worker takes partition 0.
     let queue = Mutex::new((circuits.into_iter().enumerate(), Some(first)));
     let slots: Vec<Mutex<Option<Result<Job>>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let failed = AtomicBool::new(false);
+    // Set when the job is cancelled or a partition fails: the other
+    // workers' syntheses stop too.
+    let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    return;
+        let watcher = scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                if cancelled.load(Ordering::Relaxed) {
+                    stop.store(true, Ordering::Relaxed);
                 }
-                let (k, circuit, permit) = {
-                    let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
-                    let Some((k, circuit)) = queue.0.next() else {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        let pool: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    if stop.load(Ordering::Relaxed) {
                         return;
+                    }
+                    let (k, circuit, permit) = {
+                        let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                        let Some((k, circuit)) = queue.0.next() else {
+                            return;
+                        };
+                        (k, circuit, queue.1.take())
                     };
-                    (k, circuit, queue.1.take())
-                };
-                let outcome = prove_partition(params, k, circuit, permit, reserve, opts, cancelled);
-                if outcome.is_ok() {
-                    progress.synthesized.fetch_add(1, Ordering::Relaxed);
-                } else {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-            });
+                    let outcome = prove_partition(params, k, circuit, permit, reserve, opts, &stop);
+                    if outcome.is_ok() {
+                        progress.synthesized.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+                })
+            })
+            .collect();
+        for worker in pool {
+            let _ = worker.join();
         }
+        stop.store(true, Ordering::Relaxed);
+        let _ = watcher.join();
     });
     let outcomes: Vec<Option<Result<Job>>> = slots
         .into_iter()
         .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect();
-    // The first failure in partition order; the partitions after a failure
-    // may never have been taken.
-    if let Some(e) = outcomes
+    if cancelled.load(Ordering::Relaxed) {
+        return Err(Error::new(ErrorKind::Cancelled, "the C2 job was cancelled"));
+    }
+    // The failure that stopped the others: the first in partition order
+    // that is not a partition stopped because of it.
+    let errors: Vec<&Error> = outcomes
         .iter()
         .flatten()
-        .find_map(|outcome| outcome.as_ref().err())
+        .filter_map(|o| o.as_ref().err())
+        .collect();
+    if let Some(e) = errors
+        .iter()
+        .find(|e| e.kind != ErrorKind::Cancelled)
+        .or(errors.first())
     {
-        return Err(e.clone());
+        return Err((*e).clone());
     }
     outcomes
         .into_iter()
@@ -444,26 +494,36 @@ fn prove_partition(
     permit: Option<Permit>,
     reserve: usize,
     opts: &SealOptions,
-    cancelled: &AtomicBool,
+    stop: &AtomicBool,
 ) -> Result<Job> {
-    if cancelled.load(Ordering::Relaxed) {
-        return Err(Error::new(ErrorKind::Cancelled, "cancelled before synthesis"));
+    let stopped = || Error::new(ErrorKind::Cancelled, format!("partition {k}: stopped"));
+    if stop.load(Ordering::Relaxed) {
+        return Err(stopped());
     }
     let permit = match permit {
         Some(permit) => permit,
         None => host_budget().acquire(reserve, true)?,
     };
-    let witness = on_c1(|| circuit(cancelled))
-        .map_err(|e| Error::new(e.kind, format!("partition {k}: {}", e.message)))?;
+    let witness = on_c1(|| circuit(stop)).map_err(|e| {
+        if stop.load(Ordering::Relaxed) {
+            // Whatever the circuit code made of the recorder's refusal.
+            stopped()
+        } else {
+            Error::new(e.kind, format!("partition {k}: {}", e.message))
+        }
+    })?;
     let (r, s) = match opts.fixed_r_s {
         Some((r, s)) => (vec![r], vec![s]),
         None => random_r_s(1),
     };
+    // The parameters' input count was checked at the start: a circuit of
+    // another shape comes from malformed vanilla proofs.
     check_call(params, &[witness.as_assignment()], &r, &s).map_err(|e| {
-        Error::new(
-            e.kind,
-            format!("partition {k} does not fit the parameters file: {}", e.message),
-        )
+        Error::invalid(format!(
+            "partition {k}'s circuit does not have the shape of the parameters (malformed vanilla \
+             proofs in the C1 output?): {}",
+            e.message
+        ))
     })?;
     // The recorder's values are field elements: reduced.
     Job::start_admitted(params.clone(), vec![witness], r, s, permit, opts.devices, true)
