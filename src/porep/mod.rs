@@ -106,12 +106,16 @@ pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result
         Ok(value @ serde_json::Value::Object(_)) => value,
         _ => return api_form,
     };
-    if value.get("registered_proof").is_some() {
+    // filecoin-proofs' own form has vanilla proofs and no proof type.
+    if value.get("registered_proof").is_some() || value.get("vanilla_proofs").is_none() {
         return api_form;
     }
     let bytes = |name: &str| -> Result<[u8; 32]> {
-        serde_json::from_value(value.get(name).cloned().unwrap_or_default())
-            .map_err(|e| Error::invalid(format!("the C1 output's {name}: {e}")))
+        serde_json::from_value(value.get(name).cloned().unwrap_or_default()).map_err(|e| {
+            Error::invalid(format!(
+                "the C1 output (filecoin-proofs' JSON form) has no {name}: {e}"
+            ))
+        })
     };
     let (comm_d, ticket, replica_id) = (bytes("comm_d")?, bytes("ticket")?, bytes("replica_id")?);
     let comm_d = DefaultPieceDomain::try_from_bytes(&comm_d).map_err(|e| invalid("comm_d", e))?;
