@@ -415,12 +415,15 @@ int32_t c2p_seal_start(const uint8_t *c1_json,
                        struct c2p_seal_job **out);
 
 // Waits for a job and hands over its proof as `c2p_seal_commit_phase2`
-// does. The job is consumed whatever this returns; passed again it is
-// C2P_ERR_BAD_STATE. Thread-safe (each job is finished once).
+// does. Once the arguments are checked (non-NULL) the job is consumed,
+// whatever this returns; passed again it is C2P_ERR_BAD_STATE. Another
+// thread may cancel the wait with `c2p_seal_job_free` (then
+// C2P_ERR_CANCELLED). Thread-safe (each job is finished once).
 int32_t c2p_seal_finish(struct c2p_seal_job *job, uint8_t **proof_out, size_t *proof_len);
 
-// Abandons a C2 job at any stage: synthesis and proving stop as soon as
-// they notice, and its memory is released. NULL and unknown handles are
+// Abandons a C2 job at any stage, including while another thread waits
+// for it in `c2p_seal_finish`: synthesis and proving stop as soon as they
+// notice, and its memory is released. NULL and unknown handles are
 // ignored. Thread-safe.
 void c2p_seal_job_free(struct c2p_seal_job *job);
 
