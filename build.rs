@@ -57,7 +57,7 @@ fn main() {
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .expect("nvcc lives in <cuda>/bin");
-    println!("cargo:warning=c2prover: compiling cuda/ with {}", nvcc.display());
+    println!("cargo:warning=c2prover: cuda/ with {}", nvcc.display());
 
     let mut build = cc::Build::new();
     build

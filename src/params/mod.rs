@@ -167,8 +167,7 @@ impl VerifyingKey {
                 bytes.len()
             )));
         }
-        let (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2) =
-            decode_vk_head(&bytes[..VK_HEAD_BYTES], &checked)?;
+        let head = decode_vk_head(&bytes[..VK_HEAD_BYTES], &checked)?;
         let ic = (0..count)
             .map(|i| {
                 let offset = count_at + 4 + i * point;
@@ -180,7 +179,12 @@ impl VerifyingKey {
                 Ok(p)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(VerifyingKey {
+        Ok(VerifyingKey::from_parts(head, ic))
+    }
+
+    fn from_parts(head: VkHead, ic: Vec<G1Affine>) -> VerifyingKey {
+        let (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2) = head;
+        VerifyingKey {
             alpha_g1,
             beta_g1,
             beta_g2,
@@ -188,7 +192,7 @@ impl VerifyingKey {
             delta_g1,
             delta_g2,
             ic,
-        })
+        }
     }
 }
 
@@ -229,17 +233,8 @@ impl Parameters {
         let a = g1(&layout.a)?;
         let b_g1 = g1(&layout.b_g1)?;
         let b_g2 = decode_section::<G2Affine, S>(file, &layout.b_g2, options, G2Affine::from_uncompressed)?;
-        let (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2) = vk_head;
         Ok(Parameters {
-            vk: VerifyingKey {
-                alpha_g1,
-                beta_g1,
-                beta_g2,
-                gamma_g2,
-                delta_g1,
-                delta_g2,
-                ic,
-            },
+            vk: VerifyingKey::from_parts(vk_head, ic),
             h,
             l,
             a,
