@@ -32,6 +32,61 @@ fn the_2kib_c1_synthesizes_into_satisfied_partitions() {
     }
 }
 
+/// A synthetic C1 (random vanilla proofs of the real shape, what
+/// `bench c2` proves at 32 GiB) synthesizes into circuits of exactly the
+/// real C1's shape: the same constraints, variables and densities. Sized
+/// vectors (`record_sized`) give the same witness as growing ones.
+#[test]
+fn a_synthetic_c1_has_the_real_circuit_shape() {
+    use c2prover::testkit::porep_c1::synthetic_c1;
+    use filecoin_proofs::constants::SectorShape2KiB;
+    let sector: serde_json::Value =
+        serde_json::from_slice(include_bytes!("fixtures/porep-2kib/sector.json")).unwrap();
+    let (miner, sector_id) = (
+        sector["miner_id"].as_u64().unwrap(),
+        sector["sector_id"].as_u64().unwrap(),
+    );
+    let prover = porep::prover_id(miner);
+    let proof = porep::RegisteredSealProof::StackedDrg2KiBV1_1;
+    let json = synthetic_c1(proof, &prover, sector_id, 5).expect("a synthetic C1");
+    let c1 = porep::parse_c1_for(&json, &prover, sector_id).expect("it parses as the API form");
+    assert_eq!(c1.registered_proof, proof);
+    let synthetic = porep::synthesize_partitions(c1).expect("it synthesizes");
+    let real = porep::synthesize_partitions(porep::parse_c1(C1_API).unwrap()).unwrap();
+    let shape = |w: &c2prover::Witness| {
+        let ones = |bits: &[u64]| bits.iter().map(|w| w.count_ones()).sum::<u32>();
+        (
+            w.a.len(),
+            w.inputs.len(),
+            w.aux.len(),
+            ones(&w.a_aux_density),
+            ones(&w.b_inp_density),
+            ones(&w.b_aux_density),
+        )
+    };
+    assert_eq!(synthetic.len(), real.len());
+    for (s, r) in synthetic.iter().zip(&real) {
+        assert_eq!(
+            shape(s),
+            shape(r),
+            "the synthetic circuit's shape is the real one"
+        );
+        assert_ne!(s.aux, r.aux, "with other values");
+    }
+    let circuit = porep::circuits_of::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())
+        .unwrap()
+        .remove(0);
+    let w = &real[0];
+    let capacity = porep::Capacity {
+        constraints: w.a.len().next_power_of_two(),
+        inputs: w.inputs.len(),
+        aux: w.aux.len(),
+    };
+    let sized = porep::Recorder::record_sized(circuit, None, capacity).expect("sized");
+    assert!(sized.a == w.a && sized.b == w.b && sized.c == w.c && sized.aux == w.aux);
+    assert_eq!(sized.b_aux_density, w.b_aux_density);
+}
+
 #[test]
 fn synthesis_stops_when_cancelled() {
     use filecoin_proofs::constants::SectorShape2KiB;

@@ -217,10 +217,19 @@ pub fn working_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) 
 }
 
 /// Host bytes of a one-circuit job at its largest on parameters of these
-/// sizes (a constraint per domain point): what a caller that synthesizes
-/// the circuit itself reserves before the witness exists.
-pub fn largest_circuit_bytes(domain: usize, inputs: usize, aux: usize) -> usize {
-    witness_bytes(domain, inputs, aux) + circuit_working_bytes(domain, inputs, aux)
+/// sizes (a constraint per domain point), proved on the GPUs `devices`
+/// allows: what a caller that synthesizes the circuit itself reserves
+/// before the witness exists. On a GPU the H step and the MSMs work in
+/// device memory and at most the circuit's h comes back to wait on the
+/// host; on the CPU the working set is `circuit_working_bytes`.
+pub fn largest_circuit_bytes(domain: usize, inputs: usize, aux: usize, devices: DeviceMask) -> Result<usize> {
+    let on_gpu = backend::gpus_take(domain.trailing_zeros()) && !devices.devices()?.is_empty();
+    let working = if on_gpu {
+        domain * std::mem::size_of::<Fr>()
+    } else {
+        circuit_working_bytes(domain, inputs, aux)
+    };
+    Ok(witness_bytes(domain, inputs, aux) + working)
 }
 
 /// A witness's a, b, c, inputs and aux, and its three density bitmaps.

@@ -22,11 +22,12 @@ macro_rules! by_shape {
         })
     }};
 }
+pub(crate) use by_shape;
 
 mod recorder;
 mod seal;
 
-pub use recorder::Recorder;
+pub use recorder::{Capacity, Recorder};
 pub use seal::{parameter_files, seal_commit_phase2, Progress, SealJob, SealOptions, DEFAULT_PARAMS_DIR};
 
 /// filecoin-ffi's prover id for a miner: the payload of its ID address (the
@@ -176,7 +177,7 @@ fn synthesize_checked(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
 
 /// The interactive PoRep of API version 1 (every seal proof filecoin-proofs
 /// proves in C2, but non-interactive PoRep's aggregate).
-fn check_supported(proof: RegisteredSealProof) -> Result<()> {
+pub(crate) fn check_supported(proof: RegisteredSealProof) -> Result<()> {
     if proof.major_version() != 1 {
         return Err(unsupported(proof, "not a version 1 proof"));
     }
@@ -186,7 +187,7 @@ fn check_supported(proof: RegisteredSealProof) -> Result<()> {
     Ok(())
 }
 
-fn unsupported(proof: RegisteredSealProof, why: &str) -> Error {
+pub(crate) fn unsupported(proof: RegisteredSealProof, why: &str) -> Error {
     Error::new(ErrorKind::Unsupported, format!("{proof:?}: {why}"))
 }
 

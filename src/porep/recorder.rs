@@ -15,6 +15,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Aux allocations between two looks at the cancel flag.
 const CANCEL_EVERY: usize = 1 << 14;
 
+/// The sizes a circuit reaches, as its parameters give them: constraints
+/// (the a, b, c vectors, inputs' constraints included), inputs (ONE
+/// included) and aux variables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capacity {
+    pub constraints: usize,
+    pub inputs: usize,
+    pub aux: usize,
+}
+
 #[derive(Default)]
 pub struct Recorder<'a> {
     cancelled: Option<&'a AtomicBool>,
@@ -46,9 +56,32 @@ impl<'a> Recorder<'a> {
         circuit: C,
         cancelled: Option<&'a AtomicBool>,
     ) -> Result<Witness> {
+        Recorder::record_sized(circuit, cancelled, Capacity::default())
+    }
+
+    /// `record_unless` with the vectors allocated at once for a circuit of
+    /// (at most) `capacity`: a 2^27 partition's a, b, c and aux are 16 GiB,
+    /// which growing by doubling would copy and could overshoot.
+    pub fn record_sized<C: Circuit<Scalar>>(
+        circuit: C,
+        cancelled: Option<&'a AtomicBool>,
+        capacity: Capacity,
+    ) -> Result<Witness> {
+        let Capacity {
+            constraints,
+            inputs,
+            aux,
+        } = capacity;
         let mut cs = Recorder {
             cancelled,
-            ..Recorder::default()
+            a_aux: Vec::with_capacity(aux),
+            b_inp: Vec::with_capacity(inputs),
+            b_aux: Vec::with_capacity(aux),
+            a: Vec::with_capacity(constraints),
+            b: Vec::with_capacity(constraints),
+            c: Vec::with_capacity(constraints),
+            inputs: Vec::with_capacity(inputs),
+            aux: Vec::with_capacity(aux),
         };
         let synthesized = cs
             .alloc_input(|| "one", || Ok(Scalar::ONE))

@@ -14,7 +14,7 @@
 //! are checked against the verifying key beside the parameters (unless the
 //! options say not to), as filecoin-proofs' own `seal_commit_phase2` does.
 
-use super::{circuits_of, invalid, on_c1, parse_c1_for, Recorder};
+use super::{circuits_of, invalid, on_c1, parse_c1_for, Capacity, Recorder};
 use crate::engine::job::largest_circuit_bytes;
 use crate::engine::{host_budget, DeviceMask, Job, Permit};
 use crate::error::{panic_message, Error, ErrorKind, Result};
@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::{parameter_id, verifying_key_id};
 use storage_proofs_porep::stacked::generate_replica_id;
@@ -63,6 +64,11 @@ pub struct SealOptions {
     /// known r and s reveal the witness.
     #[doc(hidden)]
     pub fixed_r_s: Option<(Fr, Fr)>,
+    /// Benchmarks only: parameters in memory instead of the directory's
+    /// files (quickly made ones of the real shape, `c2prover bench c2`).
+    /// Proofs are not verified with them.
+    #[doc(hidden)]
+    pub parameters: Option<Arc<Parameters>>,
 }
 
 impl Default for SealOptions {
@@ -73,6 +79,7 @@ impl Default for SealOptions {
             no_wait: false,
             verify: true,
             fixed_r_s: None,
+            parameters: None,
         }
     }
 }
@@ -135,6 +142,9 @@ pub struct Progress {
     pub synthesized: AtomicUsize,
     /// Partitions whose proof is made (counted in partition order).
     pub proved: AtomicUsize,
+    /// Each synthesized partition's index and synthesis time, in the order
+    /// they end.
+    pub synthesis_times: Mutex<Vec<(usize, Duration)>>,
 }
 
 impl SealJob {
@@ -146,8 +156,8 @@ impl SealJob {
         opts.devices.devices()?;
         let c1 = parse_c1_for(c1_json, &prover_id, sector_id)?;
         let dir = opts.resolved_params_dir()?;
-        let plan = prepare(c1, &prover_id, sector_id, &dir, opts.verify)?;
-        let first = host_budget().acquire(plan.reserve, !opts.no_wait)?;
+        let plan = prepare(c1, &prover_id, sector_id, &dir, opts)?;
+        let first = host_budget().acquire(plan.partition.reserve, !opts.no_wait)?;
         let progress = Arc::new(Progress {
             partitions: plan.circuits.len(),
             ..Progress::default()
@@ -211,8 +221,9 @@ impl Drop for SealJob {
     }
 }
 
-/// A partition's circuit, synthesized on demand (stopping when the flag is set).
-type PartitionCircuit = Box<dyn FnOnce(&AtomicBool) -> Result<Witness> + Send>;
+/// A partition's circuit, synthesized on demand into vectors of the given
+/// capacity (stopping when the flag is set).
+type PartitionCircuit = Box<dyn FnOnce(&AtomicBool, Capacity) -> Result<Witness> + Send>;
 
 /// A checked C1 output, ready to prove.
 struct Plan {
@@ -223,8 +234,18 @@ struct Plan {
     vk_path: PathBuf,
     /// The verifying key when the proofs are to be checked.
     vk: Option<VerifyingKey>,
-    /// Host bytes a partition's job holds at most.
+    /// The parameters given in the options, if any.
+    params: Option<Arc<Parameters>>,
+    partition: PartitionSize,
+}
+
+/// What a partition takes.
+#[derive(Clone, Copy, Debug, Default)]
+struct PartitionSize {
+    /// Host bytes its job holds at most (reserved before its synthesis).
     reserve: usize,
+    /// The sizes of its circuit, from the parameters.
+    capacity: Capacity,
 }
 
 fn prepare(
@@ -232,12 +253,29 @@ fn prepare(
     prover_id: &[u8; 32],
     sector_id: u64,
     dir: &Path,
-    verify: bool,
+    opts: &SealOptions,
 ) -> Result<Plan> {
     let proof = c1.registered_proof;
     let mut plan = on_c1(|| by_shape!(proof, prepare_shape(c1, prover_id, sector_id, dir)))?;
-    plan.reserve = check_params_file(&plan, proof)?;
-    if verify {
+    let sizes = match &opts.parameters {
+        Some(params) => Sizes {
+            inputs: params.num_inputs(),
+            domain: params.domain_size(),
+            aux: params.num_aux(),
+        },
+        None => params_file_sizes(&plan.params_path, proof)?,
+    };
+    check_inputs(&plan, &sizes, proof)?;
+    plan.partition = PartitionSize {
+        reserve: largest_circuit_bytes(sizes.domain, sizes.inputs, sizes.aux, opts.devices)?,
+        capacity: Capacity {
+            constraints: sizes.domain,
+            inputs: sizes.inputs,
+            aux: sizes.aux,
+        },
+    };
+    plan.params = opts.parameters.clone();
+    if opts.verify && plan.params.is_none() {
         let vk = VerifyingKey::load(&plan.vk_path).map_err(|e| {
             Error::new(
                 e.kind,
@@ -291,7 +329,9 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     let circuits = circuits_of::<Tree>(c1)?
         .into_iter()
         .map(|circuit| -> PartitionCircuit {
-            Box::new(move |cancelled: &AtomicBool| Recorder::record_unless(circuit, Some(cancelled)))
+            Box::new(move |cancelled: &AtomicBool, capacity: Capacity| {
+                Recorder::record_sized(circuit, Some(cancelled), capacity)
+            })
         })
         .collect();
     Ok(Plan {
@@ -300,15 +340,21 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
         params_path: dir.join(parameter_id(&cache_id)),
         vk_path: dir.join(verifying_key_id(&cache_id)),
         vk: None,
-        reserve: 0,
+        params: None,
+        partition: PartitionSize::default(),
     })
 }
 
-/// Reads the parameters file's counts (not its points) and checks them
-/// against the partitions' public inputs; returns the host bytes a
-/// partition's job holds at most.
-fn check_params_file(plan: &Plan, proof: RegisteredSealProof) -> Result<usize> {
-    let path = &plan.params_path;
+/// The sizes of a parameter set.
+struct Sizes {
+    /// Inputs, ONE included.
+    inputs: usize,
+    domain: usize,
+    aux: usize,
+}
+
+/// The parameters file's sizes, read from its counts (not its points).
+fn params_file_sizes(path: &Path, proof: RegisteredSealProof) -> Result<Sizes> {
     let layout = FileSource::open(path)
         .and_then(|file| Layout::parse(&file))
         .map_err(|e| {
@@ -322,16 +368,24 @@ fn check_params_file(plan: &Plan, proof: RegisteredSealProof) -> Result<usize> {
                 ),
             )
         })?;
+    Ok(Sizes {
+        inputs: layout.ic.count,
+        domain: layout.h.count + 1,
+        aux: layout.l.count,
+    })
+}
+
+/// The parameters must be for the partitions' public inputs.
+fn check_inputs(plan: &Plan, sizes: &Sizes, proof: RegisteredSealProof) -> Result<()> {
     let inputs = plan.inputs.first().map_or(0, Vec::len) + 1;
-    if layout.ic.count != inputs {
+    if sizes.inputs != inputs {
         return Err(Error::size_mismatch(format!(
             "{}: parameters for {} public inputs, the partitions of {proof:?} have {inputs}",
-            path.display(),
-            layout.ic.count
+            plan.params_path.display(),
+            sizes.inputs
         )));
     }
-    let domain = layout.h.count + 1;
-    Ok(largest_circuit_bytes(domain, inputs, layout.l.count))
+    Ok(())
 }
 
 /// The `.vk` must be that of the parameters file (the same six head
@@ -367,10 +421,14 @@ fn run(
         params_path,
         vk_path,
         vk,
-        reserve,
+        params,
+        partition,
     } = plan;
-    let params = load_cached(&params_path, &LoadOptions::default())?;
-    let jobs = synthesize_and_start(&params, circuits, first, reserve, opts, cancelled, progress)?;
+    let params = match params {
+        Some(params) => params,
+        None => load_cached(&params_path, &LoadOptions::default())?,
+    };
+    let jobs = synthesize_and_start(&params, circuits, first, partition, opts, cancelled, progress)?;
     let mut bytes = Vec::with_capacity(jobs.len() * 192);
     let mut proofs = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -403,7 +461,7 @@ fn synthesize_and_start(
     params: &Arc<Parameters>,
     circuits: Vec<PartitionCircuit>,
     first: Permit,
-    reserve: usize,
+    size: PartitionSize,
     opts: &SealOptions,
     cancelled: &AtomicBool,
     progress: &Progress,
@@ -440,7 +498,7 @@ fn synthesize_and_start(
                         };
                         (k, circuit, queue.1.take())
                     };
-                    let outcome = prove_partition(params, k, circuit, permit, reserve, opts, &stop);
+                    let outcome = prove_partition(params, k, circuit, permit, size, opts, &stop, progress);
                     if outcome.is_ok() {
                         progress.synthesized.fetch_add(1, Ordering::Relaxed);
                     } else {
@@ -492,9 +550,10 @@ fn prove_partition(
     k: usize,
     circuit: PartitionCircuit,
     permit: Option<Permit>,
-    reserve: usize,
+    size: PartitionSize,
     opts: &SealOptions,
     stop: &AtomicBool,
+    progress: &Progress,
 ) -> Result<Job> {
     let stopped = || Error::new(ErrorKind::Cancelled, format!("partition {k}: stopped"));
     if stop.load(Ordering::Relaxed) {
@@ -502,9 +561,10 @@ fn prove_partition(
     }
     let permit = match permit {
         Some(permit) => permit,
-        None => host_budget().acquire(reserve, true)?,
+        None => host_budget().acquire(size.reserve, true)?,
     };
-    let witness = on_c1(|| circuit(stop)).map_err(|e| {
+    let begun = Instant::now();
+    let witness = on_c1(|| circuit(stop, size.capacity)).map_err(|e| {
         if stop.load(Ordering::Relaxed) {
             // Whatever the circuit code made of the recorder's refusal.
             stopped()
@@ -512,6 +572,13 @@ fn prove_partition(
             Error::new(e.kind, format!("partition {k}: {}", e.message))
         }
     })?;
+    let took = begun.elapsed();
+    log::debug!("partition {k}: synthesized in {:.1} s", took.as_secs_f64());
+    progress
+        .synthesis_times
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((k, took));
     let (r, s) = match opts.fixed_r_s {
         Some((r, s)) => (vec![r], vec![s]),
         None => random_r_s(1),

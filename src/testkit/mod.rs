@@ -6,6 +6,8 @@
 
 pub mod faults;
 #[cfg(feature = "porep")]
+pub mod porep_c1;
+#[cfg(feature = "porep")]
 pub mod porep_params;
 pub mod shaped;
 pub mod synthetic;

@@ -1,0 +1,260 @@
+//! C1 outputs of the real shape for any sector size, without a sector: every
+//! vanilla proof has the lengths filecoin-proofs' circuit expects for the
+//! proof type (challenges per partition, layers, Merkle paths of the sector's
+//! trees, DRG and expansion parents), filled with random field elements. The
+//! real circuit code synthesizes them with the real constraint counts; the
+//! values satisfy nothing, so the proofs made from them do not verify. For
+//! benchmarks of the whole C2 job at 32 GiB, where sealing a sector would take
+//! hours.
+
+use crate::error::{Error, Result};
+use filecoin_hashers::Domain;
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultTreeHasher};
+use filecoin_proofs_api::RegisteredSealProof;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use serde_json::{json, Value};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_porep::stacked::generate_replica_id;
+use typenum::Unsigned;
+
+/// The lengths of a proof type's vanilla proofs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VanillaShape {
+    pub partitions: usize,
+    pub challenges_per_partition: usize,
+    pub layers: usize,
+    /// Nodes of the sector (32 bytes each).
+    pub nodes: usize,
+    pub drg_parents: usize,
+    pub exp_parents: usize,
+    /// The arities of the replica trees (tree_c and tree_r_last): base, sub
+    /// and top (0: none).
+    pub arities: [usize; 3],
+}
+
+/// The parents a labeling proof hashes (the DRG and expansion parents,
+/// repeated to this count).
+const LABEL_PARENTS: usize = storage_proofs_porep::stacked::TOTAL_PARENTS;
+
+impl VanillaShape {
+    /// The shape of `proof`'s vanilla proofs, from filecoin-proofs' own setup.
+    pub fn of(proof: RegisteredSealProof) -> Result<VanillaShape> {
+        crate::porep::by_shape!(proof, shape_of(proof))
+    }
+}
+
+fn shape_of<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<VanillaShape> {
+    let config = proof.as_v1_config();
+    let setup = filecoin_proofs::parameters::setup_params(&config)
+        .map_err(|e| Error::invalid(format!("{proof:?}'s setup parameters: {e}")))?;
+    Ok(VanillaShape {
+        partitions: usize::from(config.partitions),
+        challenges_per_partition: setup.challenges.num_challenges_per_partition(),
+        layers: setup.num_layers,
+        nodes: setup.nodes,
+        drg_parents: setup.degree,
+        exp_parents: setup.expansion_degree,
+        arities: [
+            Tree::Arity::to_usize(),
+            Tree::SubTreeArity::to_usize(),
+            Tree::TopTreeArity::to_usize(),
+        ],
+    })
+}
+
+/// Random values of the vanilla proofs' JSON, and the roots of the three
+/// trees, one each for the whole sector (filecoin-proofs refuses vanilla
+/// proofs whose roots differ).
+struct Draws {
+    rng: ChaCha8Rng,
+    comm_d_root: Value,
+    comm_r_last: Value,
+    comm_c: Value,
+}
+
+impl Draws {
+    /// A field element's 32 bytes (little-endian, below 2^254 so below the
+    /// modulus), as serde writes a domain element.
+    fn element(&mut self) -> Value {
+        let mut bytes = [0u8; 32];
+        self.rng.fill_bytes(&mut bytes);
+        bytes[31] &= 0x3f;
+        json!(bytes)
+    }
+
+    fn elements(&mut self, n: usize) -> Value {
+        Value::Array((0..n).map(|_| self.element()).collect())
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.rng.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// An inclusion path through `levels` levels of a tree of `arity`.
+    fn path(&mut self, arity: usize, levels: usize) -> Value {
+        let elements: Vec<Value> = (0..levels)
+            .map(|_| json!({ "hashes": self.elements(arity - 1), "index": self.below(arity) }))
+            .collect();
+        json!({ "path": elements })
+    }
+
+    /// A Merkle proof of a leaf of a tree over `nodes` leaves with these
+    /// arities (base, sub, top; 0 for none) and this root, in storage-proofs'
+    /// serde form.
+    fn merkle_proof(&mut self, nodes: usize, [base, sub, top]: [usize; 3], root: Value) -> Value {
+        let base_leaves = nodes / sub.max(1) / top.max(1);
+        let levels = levels_of(base_leaves, base);
+        let data = match (sub, top) {
+            (0, _) => json!({ "Single": {
+                "root": root, "leaf": self.element(), "path": self.path(base, levels),
+            }}),
+            (_, 0) => json!({ "Sub": {
+                "base_proof": self.path(base, levels),
+                "sub_proof": self.path(sub, 1),
+                "root": root, "leaf": self.element(),
+            }}),
+            _ => json!({ "Top": {
+                "base_proof": self.path(base, levels),
+                "sub_proof": self.path(sub, 1),
+                "top_proof": self.path(top, 1),
+                "root": root, "leaf": self.element(),
+            }}),
+        };
+        json!({ "data": data })
+    }
+
+    /// A column of the replica (one label per layer) and its opening in tree_c.
+    fn column_proof(&mut self, shape: &VanillaShape) -> Value {
+        json!({
+            "column": { "index": self.below(shape.nodes), "rows": self.elements(shape.layers), "_h": null },
+            "inclusion_proof": self.merkle_proof(shape.nodes, shape.arities, self.comm_c.clone()),
+        })
+    }
+
+    fn labeling_proof(&mut self, layer_index: usize, node: usize) -> Value {
+        json!({ "parents": self.elements(LABEL_PARENTS), "layer_index": layer_index, "node": node })
+    }
+
+    /// One challenge's vanilla proof.
+    fn challenge_proof(&mut self, shape: &VanillaShape) -> Value {
+        let node = self.below(shape.nodes);
+        let columns = |d: &mut Draws, n: usize| Value::Array((0..n).map(|_| d.column_proof(shape)).collect());
+        json!({
+            "comm_d_proofs": self.merkle_proof(shape.nodes, [2, 0, 0], self.comm_d_root.clone()),
+            "comm_r_last_proof": self.merkle_proof(shape.nodes, shape.arities, self.comm_r_last.clone()),
+            "replica_column_proofs": {
+                "c_x": self.column_proof(shape),
+                "drg_parents": columns(self, shape.drg_parents),
+                "exp_parents": columns(self, shape.exp_parents),
+            },
+            "labeling_proofs": Value::Array(
+                (1..=shape.layers).map(|layer| self.labeling_proof(layer, node)).collect()
+            ),
+            "encoding_proof": self.labeling_proof(shape.layers, node),
+        })
+    }
+}
+
+/// The levels of a tree of `arity` over `leaves` leaves (a power of it).
+fn levels_of(leaves: usize, arity: usize) -> usize {
+    let mut levels = 0;
+    let mut width = 1;
+    while width < leaves {
+        width *= arity;
+        levels += 1;
+    }
+    levels
+}
+
+/// filecoin-proofs-api's `SealCommitPhase1Output` JSON of sector `sector_id`
+/// of `prover_id` for `proof`: vanilla proofs of the real shape with random
+/// values (see the module comment), and a replica id that matches the prover
+/// and sector ids, so that the C2 job's checks pass and its circuits are the
+/// real ones.
+pub fn synthetic_c1(
+    proof: RegisteredSealProof,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+    seed: u64,
+) -> Result<Vec<u8>> {
+    let shape = VanillaShape::of(proof)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut element = || -> [u8; 32] {
+        let mut bytes = [0u8; 32];
+        rng.fill_bytes(&mut bytes);
+        bytes[31] &= 0x3f;
+        bytes
+    };
+    let (comm_d, comm_r, ticket, seed_bytes) = (element(), element(), element(), element());
+    let (comm_r_last, comm_c) = (json!(element()), json!(element()));
+    let mut draws = Draws {
+        rng,
+        comm_d_root: json!(comm_d),
+        comm_r_last,
+        comm_c,
+    };
+    let piece_domain =
+        DefaultPieceDomain::try_from_bytes(&comm_d).map_err(|e| Error::invalid(format!("comm_d: {e}")))?;
+    let porep_id = proof.as_v1_config().porep_id;
+    let replica_id =
+        generate_replica_id::<DefaultTreeHasher, _>(prover_id, sector_id, &ticket, piece_domain, &porep_id);
+    let replica_id: [u8; 32] = AsRef::<[u8]>::as_ref(&replica_id)
+        .try_into()
+        .map_err(|_| Error::invalid("a replica id is not 32 bytes"))?;
+    let partitions: Vec<Value> = (0..shape.partitions)
+        .map(|_| {
+            Value::Array(
+                (0..shape.challenges_per_partition)
+                    .map(|_| draws.challenge_proof(&shape))
+                    .collect(),
+            )
+        })
+        .collect();
+    let variant = format!("StackedDrg{}V1", size_name(u64::from(proof.sector_size())));
+    let c1 = json!({
+        "registered_proof": proof,
+        "vanilla_proofs": { variant: partitions },
+        "comm_r": comm_r,
+        "comm_d": comm_d,
+        "replica_id": replica_id,
+        "seed": seed_bytes,
+        "ticket": ticket,
+    });
+    serde_json::to_vec(&c1).map_err(|e| Error::invalid(format!("the synthetic C1 output: {e}")))
+}
+
+/// The sector size as filecoin-proofs-api names its vanilla proofs' variants.
+pub fn size_name(sector_bytes: u64) -> String {
+    match sector_bytes.trailing_zeros() {
+        b @ 30.. => format!("{}GiB", 1u64 << (b - 30)),
+        b @ 20.. => format!("{}MiB", 1u64 << (b - 20)),
+        b => format!("{}KiB", 1u64 << (b - 10)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_32gib_shape_is_filecoin_proofs() {
+        let shape = VanillaShape::of(RegisteredSealProof::StackedDrg32GiBV1_1).expect("shape");
+        assert_eq!(
+            shape,
+            VanillaShape {
+                partitions: 10,
+                challenges_per_partition: 18,
+                layers: 11,
+                nodes: 1 << 30,
+                drg_parents: 6,
+                exp_parents: 8,
+                arities: [8, 8, 0],
+            }
+        );
+        assert_eq!(levels_of((1 << 30) / 8, 8), 9);
+        assert_eq!(size_name(32 << 30), "32GiB");
+        assert_eq!(size_name(2 << 10), "2KiB");
+        assert_eq!(size_name(512 << 20), "512MiB");
+    }
+}
