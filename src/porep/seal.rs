@@ -492,19 +492,23 @@ fn synthesize_and_start(
                         return;
                     }
                     let (k, circuit, permit) = {
-                        let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut queue = lock(&queue);
                         let Some((k, circuit)) = queue.0.next() else {
                             return;
                         };
                         (k, circuit, queue.1.take())
                     };
-                    let outcome = prove_partition(params, k, circuit, permit, size, opts, &stop, progress);
-                    if outcome.is_ok() {
-                        progress.synthesized.fetch_add(1, Ordering::Relaxed);
-                    } else {
+                    let outcome = prove_partition(params, k, circuit, permit, size, opts, &stop).map(
+                        |(job, synthesis)| {
+                            lock(&progress.synthesis_times).push((k, synthesis));
+                            progress.synthesized.fetch_add(1, Ordering::Relaxed);
+                            job
+                        },
+                    );
+                    if outcome.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+                    *lock(&slots[k]) = Some(outcome);
                 })
             })
             .collect();
@@ -543,8 +547,14 @@ fn synthesize_and_start(
         .collect()
 }
 
+/// A mutex's value; a panic elsewhere leaves nothing here half-written.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Synthesizes partition `k` under a reservation of the host budget (the
-/// start's, for the first one taken) and starts its engine job.
+/// start's, for the first one taken) and starts its engine job; returns
+/// it and the synthesis time.
 fn prove_partition(
     params: &Arc<Parameters>,
     k: usize,
@@ -553,8 +563,7 @@ fn prove_partition(
     size: PartitionSize,
     opts: &SealOptions,
     stop: &AtomicBool,
-    progress: &Progress,
-) -> Result<Job> {
+) -> Result<(Job, Duration)> {
     let stopped = || Error::new(ErrorKind::Cancelled, format!("partition {k}: stopped"));
     if stop.load(Ordering::Relaxed) {
         return Err(stopped());
@@ -572,13 +581,8 @@ fn prove_partition(
             Error::new(e.kind, format!("partition {k}: {}", e.message))
         }
     })?;
-    let took = begun.elapsed();
-    log::debug!("partition {k}: synthesized in {:.1} s", took.as_secs_f64());
-    progress
-        .synthesis_times
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((k, took));
+    let synthesis = begun.elapsed();
+    log::debug!("partition {k}: synthesized in {:.1} s", synthesis.as_secs_f64());
     let (r, s) = match opts.fixed_r_s {
         Some((r, s)) => (vec![r], vec![s]),
         None => random_r_s(1),
@@ -593,5 +597,6 @@ fn prove_partition(
         ))
     })?;
     // The recorder's values are field elements: reduced.
-    Job::start_admitted(params.clone(), vec![witness], r, s, permit, opts.devices, true)
+    let job = Job::start_admitted(params.clone(), vec![witness], r, s, permit, opts.devices, true)?;
+    Ok((job, synthesis))
 }
