@@ -8,12 +8,19 @@
 //! hours.
 
 use crate::error::{Error, Result};
+use crate::Witness;
+use bellperson::SynthesisError;
+use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
+use ff::Field;
 use filecoin_hashers::Domain;
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultTreeHasher};
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::RegisteredSealProof;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::generate_replica_id;
 use typenum::Unsigned;
@@ -222,6 +229,136 @@ pub fn synthetic_c1(
         "ticket": ticket,
     });
     serde_json::to_vec(&c1).map_err(|e| Error::invalid(format!("the synthetic C1 output: {e}")))
+}
+
+/// How long partition `k` of a C1 output takes to synthesize: the
+/// recorder's witness (the C2 job's path) with its time, and, when
+/// `with_bellperson`, the time of bellperson's own prover on the same
+/// circuit (filecoin-proofs' C2 path), in another thread at the same time.
+pub struct PartitionSynthesis {
+    pub witness: Witness,
+    pub recorder: Duration,
+    pub bellperson: Option<Duration>,
+}
+
+/// See `PartitionSynthesis`.
+pub fn synthesize_partition(
+    c1: SealCommitPhase1Output,
+    k: usize,
+    with_bellperson: bool,
+) -> Result<PartitionSynthesis> {
+    let proof = c1.registered_proof;
+    crate::porep::by_shape!(proof, synthesize_shape(c1, k, with_bellperson))
+}
+
+fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+    k: usize,
+    with_bellperson: bool,
+) -> Result<PartitionSynthesis> {
+    let partition = |c1: SealCommitPhase1Output| -> Result<_> {
+        let mut circuits = crate::porep::circuits_of::<Tree>(c1)?;
+        if k >= circuits.len() {
+            return Err(Error::invalid(format!("the proof has no partition {k}")));
+        }
+        Ok(circuits.swap_remove(k))
+    };
+    let ours = partition(c1.clone())?;
+    let theirs = if with_bellperson {
+        Some(partition(c1)?)
+    } else {
+        None
+    };
+    std::thread::scope(|scope| {
+        let bellperson = theirs.map(|circuit| scope.spawn(move || bellperson_synthesis(circuit)));
+        let begun = Instant::now();
+        let witness = crate::porep::Recorder::record(ours);
+        let recorder = begun.elapsed();
+        let bellperson = bellperson
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::invalid("bellperson's synthesis panicked")))
+            })
+            .transpose()?;
+        Ok(PartitionSynthesis {
+            witness: witness?,
+            recorder,
+            bellperson,
+        })
+    })
+}
+
+/// bellperson's synthesis of `circuit`: the time its prover (`create_proof`)
+/// takes until it first asks for the parameters, which this parameter
+/// source answers with an error. bellperson's prover keeps its synthesis
+/// (`ProvingAssignment`) private; this is the way to time it alone.
+fn bellperson_synthesis<C: bellperson::Circuit<Scalar> + Send>(circuit: C) -> Result<Duration> {
+    let source = FirstAsk(Mutex::new(None));
+    let begun = Instant::now();
+    let refused =
+        bellperson::groth16::create_proof::<Bls12, _, _>(circuit, &source, Scalar::ONE, Scalar::ONE);
+    let asked = source.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match (refused, asked) {
+        (Err(_), Some(at)) => Ok(at - begun),
+        (_, _) => Err(Error::invalid(
+            "bellperson's prover ended without asking for the parameters",
+        )),
+    }
+}
+
+/// A bellperson parameter source that notes when it is first asked and
+/// refuses.
+struct FirstAsk(Mutex<Option<Instant>>);
+
+impl FirstAsk {
+    fn refuse<T>(&self) -> std::result::Result<T, SynthesisError> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Instant::now);
+        Err(SynthesisError::AssignmentMissing)
+    }
+}
+
+type Points<G> = (Arc<Vec<G>>, usize);
+
+impl bellperson::groth16::ParameterSource<Bls12> for &FirstAsk {
+    type G1Builder = Points<G1Affine>;
+    type G2Builder = Points<G2Affine>;
+
+    fn get_vk(
+        &self,
+        _: usize,
+    ) -> std::result::Result<&bellperson::groth16::VerifyingKey<Bls12>, SynthesisError> {
+        self.refuse()
+    }
+    fn get_h(&self, _: usize) -> std::result::Result<Self::G1Builder, SynthesisError> {
+        self.refuse()
+    }
+    fn get_l(&self, _: usize) -> std::result::Result<Self::G1Builder, SynthesisError> {
+        self.refuse()
+    }
+    fn get_a(
+        &self,
+        _: usize,
+        _: usize,
+    ) -> std::result::Result<(Self::G1Builder, Self::G1Builder), SynthesisError> {
+        self.refuse()
+    }
+    fn get_b_g1(
+        &self,
+        _: usize,
+        _: usize,
+    ) -> std::result::Result<(Self::G1Builder, Self::G1Builder), SynthesisError> {
+        self.refuse()
+    }
+    fn get_b_g2(
+        &self,
+        _: usize,
+        _: usize,
+    ) -> std::result::Result<(Self::G2Builder, Self::G2Builder), SynthesisError> {
+        self.refuse()
+    }
 }
 
 /// The sector size as filecoin-proofs-api names its vanilla proofs' variants.

@@ -154,6 +154,23 @@ impl QuerySizes {
     }
 }
 
+/// Parameters of distinct random points (see the module comment) sized for
+/// `witness`'s circuit: its domain, inputs, aux and densities. What `bench
+/// c2` proves real circuits against, where a real setup of 2^27 would take
+/// hours.
+pub fn parameters_for(witness: &Witness, seed: u64) -> Parameters {
+    let ones = |bits: &[u64]| bits.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+    let inputs = witness.inputs.len();
+    QuerySizes {
+        log2: witness.a.len().next_power_of_two().trailing_zeros(),
+        inputs,
+        aux: witness.aux.len(),
+        a: inputs + ones(&witness.a_aux_density),
+        b: ones(&witness.b_inp_density) + ones(&witness.b_aux_density),
+    }
+    .parameters(seed)
+}
+
 impl PorepShape {
     /// A partition's shape for a domain of 2^log2 (log2 = 27 is the real one).
     pub fn scaled(log2: u32) -> PorepShape {

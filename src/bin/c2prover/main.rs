@@ -138,6 +138,12 @@ enum BenchWhat {
     /// GPU MSMs over resident points: dense G1 and G2, and a PoRep-shaped
     /// witness vector (mostly zeros and ones).
     Msm(BenchSizes),
+    /// The whole C2 job at a real sector size: synthetic C1 outputs of the
+    /// real shape, parameters of the circuit's shape (proofs do not verify);
+    /// synthesis per partition (also by bellperson), GPU time and idle
+    /// fraction, time per proof, peak memory.
+    #[cfg(feature = "porep")]
+    C2(BenchC2Args),
     /// Proofs for minutes through the split API: mixed sizes, jobs in
     /// flight, cancellation at random points, bad inputs, injected device
     /// faults; what was made and the memory every few seconds.
@@ -275,6 +281,10 @@ fn main() -> ExitCode {
         Command::Bench {
             what: BenchWhat::Soak(a),
         } => bench_soak(a),
+        #[cfg(feature = "porep")]
+        Command::Bench {
+            what: BenchWhat::C2(a),
+        } => bench_c2(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,223 @@
+//! `bench c2`: the whole C2 job at a real sector size without a real sector.
+//! Synthetic C1 outputs (`testkit::porep_c1`: vanilla proofs of the real
+//! shape, random values) go through the job as a caller's would; the real
+//! circuit code synthesizes them with the real constraint counts, and the
+//! parameters are quickly made points of the circuit's exact shape (the
+//! proofs do not verify). First, partition 0 is synthesized by the recorder
+//! and, beside it, by bellperson's own prover (filecoin-proofs' path), which
+//! also gives the parameters' shape.
+
+use crate::*;
+use c2prover::porep::{self, RegisteredSealProof, SealJob, SealOptions};
+use c2prover::stats::{Stage, STATS};
+use c2prover::testkit::porep_c1::{size_name, synthesize_partition, synthetic_c1};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+#[derive(Args)]
+pub(crate) struct BenchC2Args {
+    /// The sector size: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
+    #[arg(long, default_value = "32GiB")]
+    sector_size: String,
+    /// The synthetic-PoRep variant of the proof type.
+    #[arg(long)]
+    synthetic_porep: bool,
+    /// C2 jobs to run (one proof each, sectors 1, 2, ..).
+    #[arg(long, default_value_t = 1)]
+    proofs: usize,
+    /// Jobs in flight at once.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Leave out bellperson's synthesis of partition 0.
+    #[arg(long)]
+    no_bellperson: bool,
+}
+
+/// The interactive PoRep proof type of a sector size.
+fn proof_type(size: &str, synthetic: bool) -> Result<RegisteredSealProof, Error> {
+    use RegisteredSealProof::*;
+    let all = if synthetic {
+        [
+            StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+        ]
+    } else {
+        [
+            StackedDrg2KiBV1_1,
+            StackedDrg8MiBV1_1,
+            StackedDrg512MiBV1_1,
+            StackedDrg32GiBV1_1,
+            StackedDrg64GiBV1_1,
+        ]
+    };
+    all.into_iter()
+        .find(|p| size_name(u64::from(p.sector_size())).eq_ignore_ascii_case(size))
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "--sector-size {size}: not one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"
+            ))
+        })
+}
+
+/// One C2 job's figures.
+struct Done {
+    sector: u64,
+    ended: Instant,
+    took: f64,
+    /// Each partition's synthesis time, seconds.
+    synthesis: Vec<f64>,
+}
+
+pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
+    let proof = proof_type(&args.sector_size, args.synthetic_porep)?;
+    let prover = porep::prover_id(1000);
+    let device_free_at_start = gpu_free();
+    let peak_device = DevicePeak::start(device_free_at_start);
+    let c1_of = |sector: u64| synthetic_c1(proof, &prover, sector, sector);
+    let first = step(&format!("a synthetic C1 output of {proof:?}"), || c1_of(1))?;
+    println!("{proof:?}: C1 output of {} (JSON)", human(first.len() as u64));
+    let what = if args.no_bellperson {
+        "partition 0 by the recorder"
+    } else {
+        "partition 0 by the recorder and by bellperson, side by side"
+    };
+    let partition0 = step(what, || {
+        synthesize_partition(porep::parse_c1(&first)?, 0, !args.no_bellperson)
+    })?;
+    drop(first);
+    let w = &partition0.witness;
+    println!(
+        "partition 0: {} constraints, {} inputs, {} aux; synthesis {:.1} s by the recorder{}",
+        w.a.len(),
+        w.inputs.len(),
+        w.aux.len(),
+        partition0.recorder.as_secs_f64(),
+        partition0.bellperson.map_or(String::new(), |t| format!(
+            ", {:.1} s by bellperson's prover (ProvingAssignment)",
+            t.as_secs_f64()
+        ))
+    );
+    let params = step(
+        "making parameters of the circuit's shape (distinct random points)",
+        || c2prover::testkit::shaped::parameters_for(w, 1),
+    );
+    drop(partition0);
+    let params = Arc::new(params);
+    println!(
+        "parameters: {} on the host; host budget {} for jobs in flight",
+        human(params.host_bytes() as u64),
+        human(c2prover::engine::host_budget().limit() as u64)
+    );
+    let opts = SealOptions {
+        parameters: Some(params.clone()),
+        verify: false,
+        ..SealOptions::default()
+    };
+    let next = AtomicUsize::new(1);
+    let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
+    STATS.reset();
+    let started = Instant::now();
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let workers: Vec<_> = (0..args.jobs.max(1))
+            .map(|_| {
+                scope.spawn(|| -> Result<(), Error> {
+                    loop {
+                        let sector = next.fetch_add(1, Ordering::Relaxed) as u64;
+                        if sector > args.proofs as u64 {
+                            return Ok(());
+                        }
+                        let c1 = c1_of(sector)?;
+                        let begun = Instant::now();
+                        let job = SealJob::start(&c1, prover, sector, &opts)?;
+                        drop(c1);
+                        let progress = job.progress();
+                        job.finish()?;
+                        let mut synthesis: Vec<(usize, Duration)> = progress
+                            .synthesis_times
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .clone();
+                        synthesis.sort();
+                        let d = Done {
+                            sector,
+                            ended: Instant::now(),
+                            took: begun.elapsed().as_secs_f64(),
+                            synthesis: synthesis.iter().map(|(_, t)| t.as_secs_f64()).collect(),
+                        };
+                        report(&d);
+                        done.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err(Error::invalid("a C2 job thread panicked")))
+        })
+    })?;
+    let wall = started.elapsed().as_secs_f64();
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|d| d.ended);
+    summary(&done, wall, started);
+    println!(
+        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {} (driver)",
+        human(peak_rss()),
+        human(params.host_bytes() as u64),
+        human(c2prover::backend::resident_bytes(&params) as u64),
+        peak_device.finish().map_or("n/a (no GPU)".into(), human),
+    );
+    Ok(())
+}
+
+fn report(d: &Done) {
+    let (min, max) = d
+        .synthesis
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    println!(
+        "sector {}: proof in {:.1} s; synthesis per partition median {:.1} s (min {:.1}, max {:.1}) over {} partitions",
+        d.sector,
+        d.took,
+        median(d.synthesis.clone()),
+        min,
+        max,
+        d.synthesis.len()
+    );
+}
+
+/// The run's totals: GPU time and idle fraction over the whole run, and the
+/// time per proof in steady state (between the first and the last proof's
+/// ends, when there are several).
+fn summary(done: &[Done], wall: f64, started: Instant) {
+    let (stages, circuits) = STATS.snapshot();
+    let gpu: f64 = stages
+        .iter()
+        .filter(|(stage, _)| matches!(stage, Stage::GpuH | Stage::GpuMsm))
+        .map(|(_, t)| t)
+        .sum();
+    let per_partition = gpu / circuits.max(1) as f64;
+    if c2prover::backend::device_count() == 0 {
+        println!(
+            "{} proof(s) in {wall:.1} s, proved on the CPU (no GPU)",
+            done.len()
+        );
+    } else {
+        println!(
+        "{} proof(s) in {wall:.1} s; GPU {:.2} s per partition ({circuits} partitions), busy {:.1} % of the time (idle {:.1} %)",
+        done.len(),
+        per_partition,
+        100.0 * gpu / wall,
+        100.0 - 100.0 * gpu / wall
+        );
+    }
+    if let [first, .., last] = done {
+        let steady = (last.ended - first.ended).as_secs_f64() / (done.len() - 1) as f64;
+        println!(
+            "steady state: {steady:.1} s per proof (first proof ended at {:.1} s)",
+            (first.ended - started).as_secs_f64()
+        );
+    }
+}
