@@ -32,7 +32,9 @@ pub struct Permit {
 }
 
 impl Budget {
-    fn new(limit: usize) -> Budget {
+    /// A budget of `limit` units (bytes for the host budget; any count,
+    /// taken first come first served, for other shared resources).
+    pub(crate) fn new(limit: usize) -> Budget {
         Budget {
             state: Mutex::new(BudgetState {
                 limit,

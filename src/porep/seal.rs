@@ -6,17 +6,21 @@
 //! budget for its first partition and returns. A thread of its own then
 //! loads the parameters (once per file, cached) and runs a pool of
 //! synthesis workers over the partitions in order: each worker reserves the
-//! host budget for a partition at its largest, synthesizes it (filecoin-
-//! proofs' circuit into the recorder) and hands the witness, with that
-//! reservation, to an engine job. So the GPU proves partition k while k+1
-//! synthesizes, a partition's a, b, c are freed when its job ends, and at
-//! most the partitions the budget admits are in memory at once. The proofs
-//! are checked against the verifying key beside the parameters (unless the
-//! options say not to), as filecoin-proofs' own `seal_commit_phase2` does.
+//! host budget for a partition at its largest, takes one of the process's
+//! synthesis slots (one per core, shared by every job in flight, first come
+//! first served), synthesizes the partition (filecoin-proofs' circuit into
+//! the recorder) and hands the witness, with that reservation, to an engine
+//! job. So the GPU proves partition k while k+1 synthesizes, a partition's
+//! a, b, c are freed when its job ends, and at most the partitions the
+//! budget admits are in memory at once. A partition on a GPU reserves its
+//! witness and its h (16.7 and 4.3 GB at 2^27), on the CPU also the CPU
+//! prover's working set. The proofs are checked against the verifying key
+//! beside the parameters (unless the options say not to), as filecoin-
+//! proofs' own `seal_commit_phase2` does.
 
 use super::{circuits_of, invalid, on_c1, parse_c1_for, Capacity, Recorder};
 use crate::engine::job::largest_circuit_bytes;
-use crate::engine::{host_budget, DeviceMask, Job, Permit};
+use crate::engine::{host_budget, Budget, DeviceMask, Job, Permit};
 use crate::error::{panic_message, Error, ErrorKind, Result};
 use crate::groth16::{check_call, random_r_s};
 use crate::math::Fr;
@@ -29,6 +33,7 @@ use filecoin_hashers::Domain;
 use filecoin_proofs::constants::DefaultPieceDomain;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::RegisteredSealProof;
+use once_cell::sync::Lazy;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -467,8 +472,7 @@ fn synthesize_and_start(
     progress: &Progress,
 ) -> Result<Vec<Job>> {
     let n = circuits.len();
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let workers = n.min(cores).max(1);
+    let workers = n.min(cores()).max(1);
     // The next partition to take, its circuit, and the start's permit for
     // whichever worker takes partition 0.
     let queue = Mutex::new((circuits.into_iter().enumerate(), Some(first)));
@@ -547,6 +551,19 @@ fn synthesize_and_start(
         .collect()
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |c| c.get())
+}
+
+/// The synthesis threads of every C2 job in the process together: one per
+/// core, taken in the order the partitions ask (first come, first served),
+/// so that jobs in flight share the cores rather than each running a full
+/// pool of its own.
+fn synthesis_slots() -> &'static Budget {
+    static SLOTS: Lazy<Budget> = Lazy::new(|| Budget::new(cores()));
+    &SLOTS
+}
+
 /// A mutex's value; a panic elsewhere leaves nothing here half-written.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -572,6 +589,7 @@ fn prove_partition(
         Some(permit) => permit,
         None => host_budget().acquire(size.reserve, true)?,
     };
+    let slot = synthesis_slots().acquire(1, true)?;
     let begun = Instant::now();
     let witness = on_c1(|| circuit(stop, size.capacity)).map_err(|e| {
         if stop.load(Ordering::Relaxed) {
@@ -582,6 +600,7 @@ fn prove_partition(
         }
     })?;
     let synthesis = begun.elapsed();
+    drop(slot);
     log::debug!("partition {k}: synthesized in {:.1} s", synthesis.as_secs_f64());
     let (r, s) = match opts.fixed_r_s {
         Some((r, s)) => (vec![r], vec![s]),
