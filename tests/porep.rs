@@ -87,6 +87,48 @@ fn a_synthetic_c1_has_the_real_circuit_shape() {
     assert_eq!(sized.b_aux_density, w.b_aux_density);
 }
 
+/// Every interactive proof type, 2 KiB to 64 GiB, with and without
+/// synthetic PoRep: a C1 output of its shape parses, is found to be of
+/// that type, and filecoin-proofs builds one circuit per partition from it
+/// (the Merkle proofs of 32 GiB's and 64 GiB's trees are the Sub and Top
+/// forms).
+#[test]
+fn every_interactive_proof_type_builds_its_circuits() {
+    use c2prover::testkit::porep_c1::synthetic_c1;
+    use filecoin_proofs::constants::*;
+    use porep::RegisteredSealProof::*;
+    let prover = porep::prover_id(1234);
+    for proof in [
+        StackedDrg2KiBV1_1,
+        StackedDrg8MiBV1_1,
+        StackedDrg512MiBV1_1,
+        StackedDrg32GiBV1_1,
+        StackedDrg64GiBV1_1,
+        StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+    ] {
+        let json = synthetic_c1(proof, &prover, 9, 1).expect("a C1 of the shape");
+        let c1 = porep::parse_c1_for(&json, &prover, 9).expect("it parses");
+        assert_eq!(c1.registered_proof, proof);
+        let partitions = usize::from(proof.as_v1_config().partitions);
+        let circuits = match u64::from(proof.sector_size()) {
+            SECTOR_SIZE_2_KIB => porep::circuits_of::<SectorShape2KiB>(c1).map(|c| c.len()),
+            SECTOR_SIZE_8_MIB => porep::circuits_of::<SectorShape8MiB>(c1).map(|c| c.len()),
+            SECTOR_SIZE_512_MIB => porep::circuits_of::<SectorShape512MiB>(c1).map(|c| c.len()),
+            SECTOR_SIZE_32_GIB => porep::circuits_of::<SectorShape32GiB>(c1).map(|c| c.len()),
+            _ => porep::circuits_of::<SectorShape64GiB>(c1).map(|c| c.len()),
+        };
+        assert_eq!(
+            circuits.expect("filecoin-proofs builds its circuits"),
+            partitions,
+            "{proof:?}"
+        );
+    }
+}
+
 #[test]
 fn synthesis_stops_when_cancelled() {
     use filecoin_proofs::constants::SectorShape2KiB;
