@@ -22,7 +22,8 @@ pub(crate) struct BenchC2Args {
     /// The synthetic-PoRep variant of the proof type.
     #[arg(long)]
     synthetic_porep: bool,
-    /// C2 jobs to run (one proof each, sectors 1, 2, ..).
+    /// C2 jobs to run (one proof each, sectors 1, 2, ..); 0 stops after
+    /// partition 0's synthesis.
     #[arg(long, default_value_t = 1)]
     proofs: usize,
     /// Jobs in flight at once.
@@ -100,6 +101,10 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
             t.as_secs_f64()
         ))
     );
+    if args.proofs == 0 {
+        println!("memory: peak host RSS {}", human(peak_rss()));
+        return Ok(());
+    }
     let params = step(
         "making parameters of the circuit's shape (distinct random points)",
         || c2prover::testkit::shaped::parameters_for(w, 1),
