@@ -1,10 +1,9 @@
-//! The whole PoRep C2 job (feature `porep`; issue 30, in progress): a C1
-//! output as filecoin-ffi passes it (filecoin-proofs-api's
-//! `SealCommitPhase1Output` as JSON) to the witnesses of its partitions,
+//! The whole PoRep C2 job (feature `porep`): a C1 output as filecoin-ffi
+//! passes it (filecoin-proofs-api's `SealCommitPhase1Output` as JSON, or
+//! filecoin-proofs' own form) to the witnesses of its partitions,
 //! synthesized by filecoin-proofs' own circuit code (`StackedCompound`, as
-//! its `seal_commit_phase2` builds them). Still to come: the proofs with the
-//! prover, the C, Rust and Go entry points, and the bounded pipeline from
-//! synthesis to the GPU.
+//! its `seal_commit_phase2` builds them) into the recorder, and proved
+//! through the engine in bounded host memory (`seal`).
 
 /// `$f::<Shape>(args)` for the proof's sector shape (the `Tree` of
 /// filecoin-proofs' generic code), or `Unsupported`.
@@ -49,10 +48,7 @@ pub fn prover_id(miner_id: u64) -> [u8; 32] {
 use crate::error::{Error, ErrorKind, Result};
 use crate::Witness;
 use filecoin_hashers::Domain;
-use filecoin_proofs::constants::{
-    DefaultPieceDomain, DefaultPieceHasher, DefaultTreeHasher, SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB,
-    SECTOR_SIZE_512_MIB, SECTOR_SIZE_8_MIB,
-};
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeHasher};
 use filecoin_proofs::types::VanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::ApiFeature;
@@ -136,13 +132,7 @@ pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result
         })?;
     // filecoin-proofs-api's form: the proof type, and the vanilla proofs
     // under their sector size's variant.
-    let size = match u64::from(proof.sector_size()) {
-        SECTOR_SIZE_2_KIB => "2KiB",
-        SECTOR_SIZE_8_MIB => "8MiB",
-        SECTOR_SIZE_512_MIB => "512MiB",
-        SECTOR_SIZE_32_GIB => "32GiB",
-        _ => "64GiB",
-    };
+    let size = size_name(u64::from(proof.sector_size()));
     let vanilla = value["vanilla_proofs"].take();
     value["vanilla_proofs"] = serde_json::json!({ format!("StackedDrg{size}V1"): vanilla });
     value["registered_proof"] = serde_json::to_value(proof).map_err(|e| invalid("the proof type", e))?;
@@ -151,6 +141,16 @@ pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result
             "the C1 output is not filecoin-proofs' SealCommitPhase1Output JSON of {proof:?}: {e}"
         ))
     })
+}
+
+/// A sector size as filecoin-proofs-api names its vanilla proofs' variants
+/// ("2KiB", "32GiB").
+pub fn size_name(sector_bytes: u64) -> String {
+    match sector_bytes.trailing_zeros() {
+        b @ 30.. => format!("{}GiB", 1u64 << (b - 30)),
+        b @ 20.. => format!("{}MiB", 1u64 << (b - 20)),
+        b => format!("{}KiB", 1u64 << (b - 10)),
+    }
 }
 
 /// The witnesses of every partition of `c1`'s proof, in partition order.

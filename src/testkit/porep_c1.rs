@@ -8,6 +8,7 @@
 //! hours.
 
 use crate::error::{Error, Result};
+use crate::porep::size_name;
 use crate::Witness;
 use bellperson::SynthesisError;
 use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
@@ -358,15 +359,6 @@ impl bellperson::groth16::ParameterSource<Bls12> for &FirstAsk {
         _: usize,
     ) -> std::result::Result<(Self::G2Builder, Self::G2Builder), SynthesisError> {
         self.refuse()
-    }
-}
-
-/// The sector size as filecoin-proofs-api names its vanilla proofs' variants.
-pub fn size_name(sector_bytes: u64) -> String {
-    match sector_bytes.trailing_zeros() {
-        b @ 30.. => format!("{}GiB", 1u64 << (b - 30)),
-        b @ 20.. => format!("{}MiB", 1u64 << (b - 20)),
-        b => format!("{}KiB", 1u64 << (b - 10)),
     }
 }
 

@@ -8,9 +8,10 @@
 //! also gives the parameters' shape.
 
 use crate::*;
+use c2prover::porep::size_name;
 use c2prover::porep::{self, RegisteredSealProof, SealJob, SealOptions};
 use c2prover::stats::{Stage, STATS};
-use c2prover::testkit::porep_c1::{size_name, synthesize_partition, synthetic_c1};
+use c2prover::testkit::porep_c1::{synthesize_partition, synthetic_c1};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
