@@ -7,7 +7,10 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use once_cell::sync::Lazy;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// Bytes that jobs in flight may hold in host memory.
 pub struct Budget {
@@ -23,6 +26,18 @@ struct BudgetState {
     /// hand out, and the ticket whose turn it is.
     next_ticket: u64,
     turn: u64,
+    /// Tickets whose starts gave up waiting (`acquire_unless`): their turn
+    /// is skipped.
+    abandoned: BTreeSet<u64>,
+}
+
+impl BudgetState {
+    /// Moves the turn past tickets whose starts gave up.
+    fn skip_abandoned(&mut self) {
+        while self.abandoned.remove(&self.turn) {
+            self.turn += 1;
+        }
+    }
 }
 
 /// A job's share of the budget, returned on drop.
@@ -42,6 +57,7 @@ impl Budget {
                 jobs: 0,
                 next_ticket: 0,
                 turn: 0,
+                abandoned: BTreeSet::new(),
             }),
             freed: Condvar::new(),
         }
@@ -58,6 +74,17 @@ impl Budget {
     /// overtake), and a job larger than the whole budget runs alone (it
     /// waits until nothing else is in flight), so none waits forever.
     pub fn acquire(&'static self, bytes: usize, wait: bool) -> Result<Permit> {
+        self.acquire_or_stop(bytes, wait, None)
+    }
+
+    /// `acquire` waiting, but giving up with `Cancelled` soon after `stop`
+    /// is set (a C2 job cancelled while its partitions wait for memory);
+    /// the queue goes on without it.
+    pub fn acquire_unless(&'static self, bytes: usize, stop: &AtomicBool) -> Result<Permit> {
+        self.acquire_or_stop(bytes, true, Some(stop))
+    }
+
+    fn acquire_or_stop(&'static self, bytes: usize, wait: bool, stop: Option<&AtomicBool>) -> Result<Permit> {
         let mut state = self.lock();
         let fits = |s: &BudgetState| s.used.saturating_add(bytes) <= s.limit || s.jobs == 0;
         let nobody_waiting = state.turn == state.next_ticket;
@@ -70,6 +97,7 @@ impl Budget {
         loop {
             if state.turn == ticket && fits(&state) {
                 state.turn += 1;
+                state.skip_abandoned();
                 state.used += bytes;
                 state.jobs += 1;
                 drop(state);
@@ -91,6 +119,29 @@ impl Budget {
             }
             if state.next_ticket == ticket {
                 state.next_ticket += 1; // in the queue from now on
+            }
+            if let Some(stop) = stop {
+                if stop.load(Ordering::Relaxed) {
+                    // Out of the queue: its turn, now or later, passes on.
+                    if state.turn == ticket {
+                        state.turn += 1;
+                        state.skip_abandoned();
+                    } else {
+                        state.abandoned.insert(ticket);
+                    }
+                    drop(state);
+                    self.freed.notify_all();
+                    return Err(Error::new(
+                        ErrorKind::Cancelled,
+                        "stopped while waiting for host memory",
+                    ));
+                }
+                state = self
+                    .freed
+                    .wait_timeout(state, Duration::from_millis(20))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
             }
             state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
@@ -158,7 +209,6 @@ fn physical_memory() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
     fn leaked(limit: usize) -> &'static Budget {
@@ -250,6 +300,54 @@ mod tests {
         small.join().unwrap();
         assert_eq!(*order.lock().unwrap(), vec!["large", "small"]);
         assert_eq!(budget.in_use(), (0, 0));
+    }
+
+    #[test]
+    fn a_start_that_gives_up_leaves_the_queue() {
+        let budget = leaked(100);
+        let held = budget.acquire(100, false).unwrap();
+        let queued = |n: u64| {
+            while budget.waiting() < n {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
+        // First in the queue waits plainly; the second and third give up;
+        // the fourth waits behind them.
+        let first = std::thread::spawn(move || budget.acquire(50, true).map(drop));
+        queued(1);
+        let stops: Vec<&'static AtomicBool> = (0..2)
+            .map(|_| &*Box::leak(Box::new(AtomicBool::new(false))))
+            .collect();
+        let quitters: Vec<_> = stops
+            .iter()
+            .map(|&stop| std::thread::spawn(move || budget.acquire_unless(50, stop).map(drop)))
+            .collect();
+        queued(3);
+        let last = std::thread::spawn(move || budget.acquire(50, true).map(drop));
+        queued(4);
+        for stop in &stops {
+            stop.store(true, Ordering::Relaxed);
+        }
+        for q in quitters {
+            assert_eq!(q.join().unwrap().unwrap_err().kind, ErrorKind::Cancelled);
+        }
+        drop(held);
+        first.join().unwrap().unwrap();
+        last.join().unwrap().unwrap();
+        assert_eq!(budget.in_use(), (0, 0));
+        assert_eq!(budget.waiting(), 0);
+        // The first in line giving up passes its turn on too.
+        let held = budget.acquire(100, false).unwrap();
+        let stop: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        let quitter = std::thread::spawn(move || budget.acquire_unless(10, stop).map(drop));
+        queued(1);
+        let next = std::thread::spawn(move || budget.acquire(10, true).map(drop));
+        queued(2);
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(quitter.join().unwrap().unwrap_err().kind, ErrorKind::Cancelled);
+        drop(held);
+        next.join().unwrap().unwrap();
+        assert_eq!(budget.waiting(), 0);
     }
 
     #[test]

@@ -585,11 +585,23 @@ fn prove_partition(
     if stop.load(Ordering::Relaxed) {
         return Err(stopped());
     }
+    // Waits for memory and a core end when the job stops.
+    let stopped_waiting = |e: Error| {
+        if e.kind == ErrorKind::Cancelled {
+            stopped()
+        } else {
+            e
+        }
+    };
     let permit = match permit {
         Some(permit) => permit,
-        None => host_budget().acquire(size.reserve, true)?,
+        None => host_budget()
+            .acquire_unless(size.reserve, stop)
+            .map_err(stopped_waiting)?,
     };
-    let slot = synthesis_slots().acquire(1, true)?;
+    let slot = synthesis_slots()
+        .acquire_unless(1, stop)
+        .map_err(stopped_waiting)?;
     let begun = Instant::now();
     let witness = on_c1(|| circuit(stop, size.capacity)).map_err(|e| {
         if stop.load(Ordering::Relaxed) {
