@@ -127,7 +127,8 @@ impl<'a> Recorder<'a> {
     }
 
     /// Σ coefficient · value over `lc`, marking the variables of non-zero
-    /// coefficients where `marks` says.
+    /// coefficients where `marks` says. Most coefficients of PoRep's
+    /// circuits are 1: their terms are added without a multiplication.
     fn eval(inputs: &[Scalar], aux: &[Scalar], lc: &LinearCombination<Scalar>, marks: Marks) -> Scalar {
         let Marks {
             inputs: mut inp_marks,
@@ -136,7 +137,7 @@ impl<'a> Recorder<'a> {
         let mut sum = Scalar::ZERO;
         for (&i, coeff) in lc.iter_inputs() {
             if !bool::from(coeff.is_zero()) {
-                sum += inputs[i] * coeff;
+                sum += times(inputs[i], coeff);
                 if let Some(m) = inp_marks.as_deref_mut() {
                     m[i] = true;
                 }
@@ -144,13 +145,22 @@ impl<'a> Recorder<'a> {
         }
         for (&i, coeff) in lc.iter_aux() {
             if !bool::from(coeff.is_zero()) {
-                sum += aux[i] * coeff;
+                sum += times(aux[i], coeff);
                 if let Some(m) = aux_marks.as_deref_mut() {
                     m[i] = true;
                 }
             }
         }
         sum
+    }
+}
+
+/// value · coefficient, without the multiplication when the coefficient is 1.
+fn times(value: Scalar, coeff: &Scalar) -> Scalar {
+    if *coeff == Scalar::ONE {
+        value
+    } else {
+        value * coeff
     }
 }
 
