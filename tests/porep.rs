@@ -87,6 +87,32 @@ fn a_synthetic_c1_has_the_real_circuit_shape() {
     assert_eq!(sized.b_aux_density, w.b_aux_density);
 }
 
+/// The C2 job on parameters in memory, as `bench c2` runs it at 32 GiB: a
+/// synthetic 2 KiB C1 output against parameters made for its circuit's
+/// shape gives one proof per partition, of valid points. (Neither the
+/// circuit, random vanilla proofs, nor the parameters, random points, make
+/// a proof that verifies.)
+#[test]
+fn a_synthetic_c1_proves_against_parameters_of_its_shape() {
+    use c2prover::testkit::porep_c1::synthetic_c1;
+    use c2prover::testkit::shaped::parameters_for;
+    let prover = porep::prover_id(77);
+    let json = synthetic_c1(porep::RegisteredSealProof::StackedDrg2KiBV1_1, &prover, 3, 4).unwrap();
+    let witness = porep::synthesize_partitions(porep::parse_c1(&json).unwrap())
+        .unwrap()
+        .remove(0);
+    let unsatisfied = (0..witness.a.len()).any(|i| witness.a[i] * witness.b[i] != witness.c[i]);
+    assert!(unsatisfied, "random vanilla proofs leave constraints unsatisfied");
+    let opts = porep::SealOptions {
+        parameters: Some(std::sync::Arc::new(parameters_for(&witness, 1))),
+        verify: false,
+        ..porep::SealOptions::default()
+    };
+    let bytes = porep::seal_commit_phase2(&json, prover, 3, &opts).expect("a proof");
+    assert_eq!(bytes.len(), c2prover::Proof::COMPRESSED_BYTES, "one partition");
+    c2prover::Proof::from_compressed(&bytes).expect("points of the curve's subgroups");
+}
+
 /// Every interactive proof type, 2 KiB to 64 GiB, with and without
 /// synthetic PoRep: a C1 output of its shape parses, is found to be of
 /// that type, and filecoin-proofs builds one circuit per partition from it
