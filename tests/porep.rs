@@ -82,9 +82,32 @@ fn a_synthetic_c1_has_the_real_circuit_shape() {
         inputs: w.inputs.len(),
         aux: w.aux.len(),
     };
-    let sized = porep::Recorder::record_sized(circuit, None, capacity).expect("sized");
-    assert!(sized.a == w.a && sized.b == w.b && sized.c == w.c && sized.aux == w.aux);
-    assert_eq!(sized.b_aux_density, w.b_aux_density);
+    let sized = porep::Recorder::record_sized(circuit.clone(), None, capacity).expect("sized");
+    assert!(sized.a == w.a && sized.b == w.b && sized.c == w.c);
+    assert!(sized.inputs == w.inputs && sized.aux == w.aux);
+    assert_eq!(
+        (&sized.a_aux_density, &sized.b_inp_density, &sized.b_aux_density),
+        (&w.a_aux_density, &w.b_inp_density, &w.b_aux_density)
+    );
+    // A circuit larger than its parameters stops at their sizes.
+    for smaller in [
+        porep::Capacity {
+            constraints: w.a.len() - 1,
+            ..capacity
+        },
+        porep::Capacity {
+            aux: w.aux.len() - 1,
+            ..capacity
+        },
+        porep::Capacity {
+            inputs: w.inputs.len() - 1,
+            ..capacity
+        },
+    ] {
+        let e = porep::Recorder::record_sized(circuit.clone(), None, smaller).expect_err("too large");
+        assert_eq!(e.kind, c2prover::ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message.contains("larger than its parameters"), "{e}");
+    }
 }
 
 /// The C2 job on parameters in memory, as `bench c2` runs it at 32 GiB: a

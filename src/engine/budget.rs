@@ -133,7 +133,7 @@ impl Budget {
                     self.freed.notify_all();
                     return Err(Error::new(
                         ErrorKind::Cancelled,
-                        "stopped while waiting for host memory",
+                        "stopped while waiting for its turn in the budget",
                     ));
                 }
                 state = self

@@ -221,7 +221,9 @@ pub fn working_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) 
 /// allows: what a caller that synthesizes the circuit itself reserves
 /// before the witness exists. On a GPU the H step and the MSMs work in
 /// device memory and at most the circuit's h comes back to wait on the
-/// host; on the CPU the working set is `circuit_working_bytes`.
+/// host; on the CPU the working set is `circuit_working_bytes`. A GPU stage
+/// over streamed points that runs out of device memory and falls back to
+/// the CPU for its MSMs works beyond this share (docs/operating.md).
 pub fn largest_circuit_bytes(domain: usize, inputs: usize, aux: usize, devices: DeviceMask) -> Result<usize> {
     let on_gpu = backend::gpus_take(domain.trailing_zeros()) && !devices.devices()?.is_empty();
     let working = if on_gpu {

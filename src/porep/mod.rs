@@ -144,13 +144,16 @@ pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result
 }
 
 /// A sector size as filecoin-proofs-api names its vanilla proofs' variants
-/// ("2KiB", "32GiB").
+/// ("2KiB", "32GiB"); bytes where no unit divides it.
 pub fn size_name(sector_bytes: u64) -> String {
-    match sector_bytes.trailing_zeros() {
-        b @ 30.. => format!("{}GiB", 1u64 << (b - 30)),
-        b @ 20.. => format!("{}MiB", 1u64 << (b - 20)),
-        b => format!("{}KiB", 1u64 << (b - 10)),
-    }
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    UNITS
+        .iter()
+        .find(|&&(unit, _)| sector_bytes >= unit && sector_bytes % unit == 0)
+        .map_or_else(
+            || format!("{sector_bytes}B"),
+            |&(unit, name)| format!("{}{name}", sector_bytes / unit),
+        )
 }
 
 /// The witnesses of every partition of `c1`'s proof, in partition order.

@@ -28,6 +28,10 @@ pub struct Capacity {
 #[derive(Default)]
 pub struct Recorder<'a> {
     cancelled: Option<&'a AtomicBool>,
+    /// The sizes the circuit may reach (`record_sized`), and whether it
+    /// tried to pass them.
+    limit: Option<Capacity>,
+    oversized: bool,
     a_aux: Vec<bool>,
     b_inp: Vec<bool>,
     b_aux: Vec<bool>,
@@ -60,8 +64,11 @@ impl<'a> Recorder<'a> {
     }
 
     /// `record_unless` with the vectors allocated at once for a circuit of
-    /// (at most) `capacity`: a 2^27 partition's a, b, c and aux are 16 GiB,
-    /// which growing by doubling would copy and could overshoot.
+    /// at most `capacity`: a 2^27 partition's a, b, c and aux are 16 GiB,
+    /// which growing by doubling would copy and could overshoot. A circuit
+    /// that grows past `capacity` (malformed vanilla proofs: more challenges
+    /// or longer paths than its parameters) stops there with
+    /// `InvalidArgument`, inside the memory reserved for it.
     pub fn record_sized<C: Circuit<Scalar>>(
         circuit: C,
         cancelled: Option<&'a AtomicBool>,
@@ -74,6 +81,8 @@ impl<'a> Recorder<'a> {
         } = capacity;
         let mut cs = Recorder {
             cancelled,
+            limit: (capacity != Capacity::default()).then_some(capacity),
+            oversized: false,
             a_aux: Vec::with_capacity(aux),
             b_inp: Vec::with_capacity(inputs),
             b_aux: Vec::with_capacity(aux),
@@ -89,14 +98,23 @@ impl<'a> Recorder<'a> {
         if cs.is_cancelled() {
             return Err(Error::new(ErrorKind::Cancelled, "cancelled during synthesis"));
         }
-        synthesized.map_err(|e| Error::new(ErrorKind::InvalidArgument, format!("synthesis failed: {e}")))?;
-        for i in 0..cs.inputs.len() {
-            cs.enforce(
-                || "",
-                |lc| lc + Variable::new_unchecked(Index::Input(i)),
-                |lc| lc,
-                |lc| lc,
-            );
+        if !cs.oversized {
+            synthesized
+                .map_err(|e| Error::new(ErrorKind::InvalidArgument, format!("synthesis failed: {e}")))?;
+            for i in 0..cs.inputs.len() {
+                cs.enforce(
+                    || "",
+                    |lc| lc + Variable::new_unchecked(Index::Input(i)),
+                    |lc| lc,
+                    |lc| lc,
+                );
+            }
+        }
+        if cs.oversized {
+            return Err(Error::invalid(format!(
+                "the circuit is larger than its parameters ({constraints} constraints, {inputs} inputs and \
+                 {aux} aux variables at most): malformed vanilla proofs in the C1 output?"
+            )));
         }
         Ok(cs.into_witness())
     }
@@ -177,6 +195,10 @@ impl ConstraintSystem<Scalar> for Recorder<'_> {
             // Any error ends the synthesis; `record_unless` reports it as cancelled.
             return Err(SynthesisError::AssignmentMissing);
         }
+        if self.limit.is_some_and(|l| self.aux.len() >= l.aux) {
+            self.oversized = true;
+            return Err(SynthesisError::AssignmentMissing);
+        }
         self.aux.push(f()?);
         self.a_aux.push(false);
         self.b_aux.push(false);
@@ -189,6 +211,10 @@ impl ConstraintSystem<Scalar> for Recorder<'_> {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        if self.limit.is_some_and(|l| self.inputs.len() >= l.inputs) {
+            self.oversized = true;
+            return Err(SynthesisError::AssignmentMissing);
+        }
         self.inputs.push(f()?);
         self.b_inp.push(false);
         Ok(Variable::new_unchecked(Index::Input(self.inputs.len() - 1)))
@@ -202,6 +228,12 @@ impl ConstraintSystem<Scalar> for Recorder<'_> {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
+        // Past the limit nothing more is kept (enforce cannot fail): the
+        // synthesis runs on to its next allocation, which stops it.
+        if self.oversized || self.limit.is_some_and(|l| self.a.len() >= l.constraints) {
+            self.oversized = true;
+            return;
+        }
         let (a, b, c) = (
             a(LinearCombination::zero()),
             b(LinearCombination::zero()),

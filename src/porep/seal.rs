@@ -262,6 +262,7 @@ fn prepare(
 ) -> Result<Plan> {
     let proof = c1.registered_proof;
     let mut plan = on_c1(|| by_shape!(proof, prepare_shape(c1, prover_id, sector_id, dir)))?;
+    plan.params = opts.parameters.clone();
     let sizes = match &opts.parameters {
         Some(params) => Sizes {
             inputs: params.num_inputs(),
@@ -279,7 +280,6 @@ fn prepare(
             aux: sizes.aux,
         },
     };
-    plan.params = opts.parameters.clone();
     if opts.verify && plan.params.is_none() {
         let vk = VerifyingKey::load(&plan.vk_path).map_err(|e| {
             Error::new(
@@ -386,7 +386,11 @@ fn check_inputs(plan: &Plan, sizes: &Sizes, proof: RegisteredSealProof) -> Resul
     if sizes.inputs != inputs {
         return Err(Error::size_mismatch(format!(
             "{}: parameters for {} public inputs, the partitions of {proof:?} have {inputs}",
-            plan.params_path.display(),
+            if plan.params.is_some() {
+                "the parameters given".into()
+            } else {
+                plan.params_path.display().to_string()
+            },
             sizes.inputs
         )));
     }

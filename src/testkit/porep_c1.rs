@@ -233,7 +233,8 @@ pub fn synthetic_c1(
 }
 
 /// How long partition `k` of a C1 output takes to synthesize: the
-/// recorder's witness (the C2 job's path) with its time, and, when
+/// recorder's witness with its time (the C2 job's path, but with vectors
+/// that grow: the parameters that would size them are not made yet), and, when
 /// `with_bellperson`, the time of bellperson's own prover on the same
 /// circuit (filecoin-proofs' C2 path), in another thread at the same time.
 pub struct PartitionSynthesis {
@@ -385,5 +386,10 @@ mod tests {
         assert_eq!(size_name(32 << 30), "32GiB");
         assert_eq!(size_name(2 << 10), "2KiB");
         assert_eq!(size_name(512 << 20), "512MiB");
+        assert_eq!(size_name(64 << 30), "64GiB");
+        assert_eq!(
+            (size_name(100), size_name(1536)),
+            ("100B".to_string(), "1536B".to_string())
+        );
     }
 }
