@@ -145,20 +145,8 @@ fn a_synthetic_c1_proves_against_parameters_of_its_shape() {
 fn every_interactive_proof_type_builds_its_circuits() {
     use c2prover::testkit::porep_c1::synthetic_c1;
     use filecoin_proofs::constants::*;
-    use porep::RegisteredSealProof::*;
     let prover = porep::prover_id(1234);
-    for proof in [
-        StackedDrg2KiBV1_1,
-        StackedDrg8MiBV1_1,
-        StackedDrg512MiBV1_1,
-        StackedDrg32GiBV1_1,
-        StackedDrg64GiBV1_1,
-        StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
-    ] {
+    for proof in porep::INTERACTIVE_PROOFS {
         let json = synthetic_c1(proof, &prover, 9, 1).expect("a C1 of the shape");
         let c1 = porep::parse_c1_for(&json, &prover, 9).expect("it parses");
         assert_eq!(c1.registered_proof, proof);

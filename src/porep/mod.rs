@@ -66,9 +66,9 @@ pub fn parse_c1(json: &[u8]) -> Result<SealCommitPhase1Output> {
     })
 }
 
-/// The proof types a C1 output in filecoin-proofs' own form may be of (it
-/// does not name its own).
-const V1_FORM_PROOFS: [RegisteredSealProof; 15] = {
+/// The interactive seal proofs of API 1.1 that C2 proves, every sector
+/// size, with and without synthetic PoRep.
+pub const INTERACTIVE_PROOFS: [RegisteredSealProof; 10] = {
     use RegisteredSealProof::*;
     [
         StackedDrg2KiBV1_1,
@@ -81,13 +81,22 @@ const V1_FORM_PROOFS: [RegisteredSealProof; 15] = {
         StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
         StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
         StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+    ]
+};
+
+/// The proof types a C1 output in filecoin-proofs' own form may be of (it
+/// does not name its own): the interactive ones and API 1.0's.
+fn v1_form_proofs() -> impl Iterator<Item = RegisteredSealProof> {
+    use RegisteredSealProof::*;
+    let api_1_0 = [
         StackedDrg2KiBV1,
         StackedDrg8MiBV1,
         StackedDrg512MiBV1,
         StackedDrg32GiBV1,
         StackedDrg64GiBV1,
-    ]
-};
+    ];
+    INTERACTIVE_PROOFS.into_iter().chain(api_1_0)
+}
 
 /// The C1 output of sector `sector_id` of `prover_id` in either JSON form a
 /// caller may hold: filecoin-proofs-api's `SealCommitPhase1Output` (what
@@ -116,8 +125,7 @@ pub fn parse_c1_for(json: &[u8], prover_id: &[u8; 32], sector_id: u64) -> Result
     };
     let (comm_d, ticket, replica_id) = (bytes("comm_d")?, bytes("ticket")?, bytes("replica_id")?);
     let comm_d = DefaultPieceDomain::try_from_bytes(&comm_d).map_err(|e| invalid("comm_d", e))?;
-    let proof = V1_FORM_PROOFS
-        .into_iter()
+    let proof = v1_form_proofs()
         .find(|proof| {
             let porep_id = proof.as_v1_config().porep_id;
             let id =

@@ -37,25 +37,10 @@ pub(crate) struct BenchC2Args {
 
 /// The interactive PoRep proof type of a sector size.
 fn proof_type(size: &str, synthetic: bool) -> Result<RegisteredSealProof, Error> {
-    use RegisteredSealProof::*;
-    let all = if synthetic {
-        [
-            StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
-            StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
-        ]
-    } else {
-        [
-            StackedDrg2KiBV1_1,
-            StackedDrg8MiBV1_1,
-            StackedDrg512MiBV1_1,
-            StackedDrg32GiBV1_1,
-            StackedDrg64GiBV1_1,
-        ]
-    };
-    all.into_iter()
+    let synthetic_porep = filecoin_proofs_api::ApiFeature::SyntheticPoRep;
+    porep::INTERACTIVE_PROOFS
+        .into_iter()
+        .filter(|p| p.feature_enabled(synthetic_porep) == synthetic)
         .find(|p| size_name(u64::from(p.sector_size())).eq_ignore_ascii_case(size))
         .ok_or_else(|| {
             Error::invalid(format!(
@@ -168,13 +153,7 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_by_key(|d| d.ended);
     summary(&done, wall, started);
-    println!(
-        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {} (driver)",
-        human(peak_rss()),
-        human(params.host_bytes() as u64),
-        human(c2prover::backend::resident_bytes(&params) as u64),
-        peak_device.finish().map_or("n/a (no GPU)".into(), human),
-    );
+    print_memory(&params, peak_device);
     Ok(())
 }
 

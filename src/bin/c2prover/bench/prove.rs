@@ -74,13 +74,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<(), Error> {
             );
         }
     }
-    println!(
-        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {} (driver)",
-        human(peak_rss()),
-        human(params.host_bytes() as u64),
-        human(c2prover::backend::resident_bytes(&params) as u64),
-        peak_device.finish().map_or("n/a (no GPU)".into(), human),
-    );
+    print_memory(&params, peak_device);
     // The proofs of the round with the most circuits (ties: the last).
     let ours = rounds.iter().max_by_key(|round| round.proofs.len());
     if args.check_cpu {
@@ -265,6 +259,18 @@ pub(crate) fn median_run<'a, T>(times: &[f64], stages: &'a [T]) -> Option<&'a T>
     let median = median(times.to_vec());
     let i = times.iter().position(|&t| t == median)?;
     stages.get(i)
+}
+
+/// The run's memory line: peak host RSS, the parameters on the host and on
+/// the GPU, and the GPU's peak in use.
+pub(crate) fn print_memory(params: &Parameters, peak_device: DevicePeak) {
+    println!(
+        "memory: peak host RSS {}, parameters {} on the host and {} on the GPU, peak device memory in use {} (driver)",
+        human(peak_rss()),
+        human(params.host_bytes() as u64),
+        human(c2prover::backend::resident_bytes(params) as u64),
+        peak_device.finish().map_or("n/a (no GPU)".into(), human),
+    );
 }
 
 /// The process's peak resident set (VmHWM), 0 where /proc has none.
