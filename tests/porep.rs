@@ -166,6 +166,147 @@ fn every_interactive_proof_type_builds_its_circuits() {
     }
 }
 
+/// The shared recorder (the C2 job's path: a partition's challenges on
+/// several threads) gives the sequential recorder's witness byte for byte,
+/// on any number of threads, for the real 2 KiB circuit and a synthetic
+/// 8 MiB one; it stops at its capacity and when cancelled as the
+/// sequential one does.
+#[test]
+fn the_shared_recorder_gives_the_sequential_witness() {
+    use c2prover::testkit::porep_c1::synthetic_c1;
+    use filecoin_proofs::constants::{SectorShape2KiB, SectorShape8MiB};
+    let capacity_of = |w: &c2prover::Witness| porep::Capacity {
+        constraints: w.a.len().next_power_of_two(),
+        inputs: w.inputs.len(),
+        aux: w.aux.len(),
+    };
+    let partition = porep::partitions::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())
+        .unwrap()
+        .remove(0);
+    let shared = |partition: &porep::Partition<_>, cancelled, capacity, threads| {
+        porep::record_shared(
+            |some| partition.circuit_of(some),
+            partition.challenges(),
+            cancelled,
+            capacity,
+            threads,
+            porep::is_challenge,
+        )
+    };
+    assert!(partition.challenges() > 1);
+    let sequential = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
+    let capacity = capacity_of(&sequential);
+    for threads in [1, 2, 3, partition.challenges() + 1] {
+        let witness = shared(&partition, None, capacity, threads)
+            .unwrap_or_else(|e| panic!("{threads} threads: {e:?}"));
+        assert!(witness == sequential, "{threads} threads: the same witness");
+        let through_the_job = porep::record_partition(&partition, None, capacity, threads).expect("recorded");
+        assert!(through_the_job == sequential);
+    }
+    let smaller = porep::Capacity {
+        aux: sequential.aux.len() - 1,
+        ..capacity
+    };
+    match shared(&partition, None, smaller, 2) {
+        Err(porep::SharedFailure::Failed(e)) => {
+            assert_eq!(e.kind, ErrorKind::InvalidArgument, "{e}");
+            assert!(e.message.contains("larger than its parameters"), "{e}");
+        }
+        other => panic!("a circuit past its capacity: {:?}", other.map(|_| ())),
+    }
+    let cancelled = std::sync::atomic::AtomicBool::new(true);
+    match shared(&partition, Some(&cancelled), capacity, 2) {
+        Err(porep::SharedFailure::Failed(e)) => assert_eq!(e.kind, ErrorKind::Cancelled, "{e}"),
+        other => panic!("a cancelled recording: {:?}", other.map(|_| ())),
+    }
+
+    let proof = porep::RegisteredSealProof::StackedDrg8MiBV1_1;
+    let prover = porep::prover_id(1000);
+    let json = synthetic_c1(proof, &prover, 3, 3).expect("a synthetic 8 MiB C1");
+    let partition = porep::partitions::<SectorShape8MiB>(porep::parse_c1_for(&json, &prover, 3).unwrap())
+        .unwrap()
+        .remove(0);
+    let sequential = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
+    let witness = shared(&partition, None, capacity_of(&sequential), 4).expect("recorded on 4 threads");
+    assert!(witness == sequential, "8 MiB: the same witness");
+}
+
+/// Circuits that are not a common part and units of one shape, each
+/// reading only the common part, are found out (`Dependent`): the job
+/// then records them on one thread.
+#[test]
+fn circuits_off_the_units_shape_are_refused() {
+    use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+    use blstrs::Scalar;
+    /// A common variable, then one unit per entry of `units` (its index);
+    /// `twisted` breaks the shape in the way it names.
+    #[derive(Clone, Copy, Debug)]
+    enum Twist {
+        None,
+        /// Unit 1 is larger than the others.
+        UnevenUnits,
+        /// Each unit but the first reads the unit before it.
+        ChainedUnits,
+        /// A top-level constraint after the units.
+        Trailer,
+    }
+    struct Toy(Vec<usize>, Twist);
+    impl Circuit<Scalar> for Toy {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            let base = cs.alloc(|| "base", || Ok(Scalar::from(2)))?;
+            let mut last = None;
+            for &u in &self.0 {
+                let mut cs = cs.namespace(|| format!("challenge_{u}"));
+                let x = cs.alloc(|| "x", || Ok(Scalar::from(u as u64 + 3)))?;
+                let read = match (self.1, last) {
+                    (Twist::ChainedUnits, Some(previous)) => previous,
+                    _ => base,
+                };
+                cs.enforce(|| "x·read", |lc| lc + x, |lc| lc + read, |lc| lc);
+                if u == 1 && matches!(self.1, Twist::UnevenUnits) {
+                    cs.alloc(|| "extra", || Ok(Scalar::from(1)))?;
+                }
+                last = Some(x);
+            }
+            if matches!(self.1, Twist::Trailer) {
+                cs.enforce(|| "after", |lc| lc + base, |lc| lc, |lc| lc);
+            }
+            Ok(())
+        }
+    }
+    let capacity = porep::Capacity {
+        constraints: 16,
+        inputs: 1,
+        aux: 8,
+    };
+    let all = [0, 1, 2, 3];
+    for twist in [
+        Twist::None,
+        Twist::UnevenUnits,
+        Twist::ChainedUnits,
+        Twist::Trailer,
+    ] {
+        let outcome = porep::record_shared(
+            |some| Ok(Toy(some.to_vec(), twist)),
+            all.len(),
+            None,
+            capacity,
+            2,
+            porep::is_challenge,
+        );
+        match (twist, outcome) {
+            (Twist::None, Ok(witness)) => {
+                let sequential = porep::Recorder::record(Toy(all.to_vec(), twist)).unwrap();
+                assert!(witness == sequential, "the toy's witness");
+            }
+            (_, Err(porep::SharedFailure::Dependent(why))) if !matches!(twist, Twist::None) => {
+                assert!(!why.is_empty())
+            }
+            (twist, other) => panic!("{twist:?}: {:?}", other.map(|_| ())),
+        }
+    }
+}
+
 #[test]
 fn synthesis_stops_when_cancelled() {
     use filecoin_proofs::constants::SectorShape2KiB;

@@ -25,9 +25,14 @@ pub(crate) use by_shape;
 
 mod recorder;
 mod seal;
+mod shared_recorder;
 
 pub use recorder::{Capacity, Recorder};
-pub use seal::{parameter_files, seal_commit_phase2, Progress, SealJob, SealOptions, DEFAULT_PARAMS_DIR};
+pub use seal::{
+    parameter_files, partition_threads, seal_commit_phase2, Progress, SealJob, SealOptions,
+    DEFAULT_PARAMS_DIR,
+};
+pub use shared_recorder::{record_shared, threads_for, SharedFailure};
 
 /// filecoin-ffi's prover id for a miner: the payload of its ID address (the
 /// miner id as an unsigned LEB128 varint) in 32 zeroed bytes.
@@ -48,11 +53,14 @@ pub fn prover_id(miner_id: u64) -> [u8; 32] {
 use crate::error::{Error, ErrorKind, Result};
 use crate::Witness;
 use filecoin_hashers::Domain;
+use filecoin_hashers::Hasher;
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeHasher};
 use filecoin_proofs::types::VanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::ApiFeature;
 pub use filecoin_proofs_api::RegisteredSealProof;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg};
@@ -183,7 +191,7 @@ fn on_c1<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 fn synthesize_checked(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
-    by_shape!(c1.registered_proof, partitions_of(c1))
+    by_shape!(c1.registered_proof, witnesses_of(c1))
 }
 
 /// The interactive PoRep of API version 1 (every seal proof filecoin-proofs
@@ -207,11 +215,105 @@ fn invalid(what: &str, e: impl std::fmt::Display) -> Error {
     Error::invalid(format!("{what}: {e}"))
 }
 
-fn partitions_of<Tree: 'static + MerkleTreeTrait>(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
+fn witnesses_of<Tree: 'static + MerkleTreeTrait>(c1: SealCommitPhase1Output) -> Result<Vec<Witness>> {
     circuits_of::<Tree>(c1)?
         .into_iter()
         .map(Recorder::record)
         .collect()
+}
+
+/// A partition's units for the shared recorder: its challenges, each a
+/// namespace of its own in filecoin-proofs' `StackedCircuit`, reading only
+/// what comes before them (replica id, comm_d, comm_c, comm_r_last).
+pub fn is_challenge(namespace: &str) -> bool {
+    namespace.starts_with("challenge_")
+}
+
+/// A partition's witness, recorded on `threads` threads (`record_shared`,
+/// its challenges dealt out) into vectors of at most `capacity`; on one
+/// thread when the shared recorder finds the circuit is not what it
+/// expects.
+pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
+    partition: &Partition<Tree>,
+    cancelled: Option<&AtomicBool>,
+    capacity: Capacity,
+    threads: usize,
+) -> Result<Witness> {
+    if threads > 1 {
+        let challenges = partition.challenges();
+        match record_shared(
+            |some| partition.circuit_of(some),
+            challenges,
+            cancelled,
+            capacity,
+            threads,
+            is_challenge,
+        ) {
+            Ok(witness) => return Ok(witness),
+            Err(SharedFailure::Failed(e)) => return Err(e),
+            Err(SharedFailure::Dependent(why)) => {
+                log::warn!("recording partition {} on one thread: {why}", partition.k)
+            }
+        }
+    }
+    Recorder::record_sized(partition.circuit()?, cancelled, capacity)
+}
+
+/// One partition of a C1 output: its challenges' vanilla proofs and the
+/// public inputs filecoin-proofs' `StackedCompound::circuit` builds its
+/// circuit from.
+pub struct Partition<Tree: 'static + MerkleTreeTrait> {
+    k: usize,
+    vanilla: Vec<VanillaSealProof<Tree>>,
+    public_inputs: Arc<StackedInputs<Tree>>,
+    public_params: Arc<stacked::PublicParams<Tree>>,
+}
+
+type StackedInputs<Tree> =
+    stacked::PublicInputs<<<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain, DefaultPieceDomain>;
+
+impl<Tree: 'static + MerkleTreeTrait> Partition<Tree> {
+    /// How many challenges it proves.
+    pub fn challenges(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    /// Its circuit, as filecoin-proofs' `seal_commit_phase2` builds it.
+    pub fn circuit(&self) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        self.circuit_over(&self.vanilla)
+    }
+
+    /// The circuit filecoin-proofs builds for the given challenges alone
+    /// (ascending indices): the same common part, then those challenges.
+    pub fn circuit_of(&self, challenges: &[usize]) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        let some = challenges
+            .iter()
+            .map(|&i| {
+                self.vanilla
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| Error::invalid(format!("partition {}: no challenge {i}", self.k)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.circuit_over(&some)
+    }
+
+    fn circuit_over(
+        &self,
+        vanilla: &Vec<VanillaSealProof<Tree>>,
+    ) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::circuit(
+            &self.public_inputs,
+            (), // the stacked circuit has no component private inputs
+            vanilla,
+            &self.public_params,
+            Some(self.k),
+        )
+        .map_err(|e| invalid(&format!("partition {}'s circuit", self.k), e))
+    }
 }
 
 /// The circuits of every partition of `c1`'s proof (its sector shape
@@ -219,6 +321,14 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(c1: SealCommitPhase1Output) ->
 pub fn circuits_of<Tree: 'static + MerkleTreeTrait>(
     c1: SealCommitPhase1Output,
 ) -> Result<Vec<StackedCircuit<Tree, DefaultPieceHasher>>> {
+    partitions::<Tree>(c1)?.iter().map(Partition::circuit).collect()
+}
+
+/// The partitions of `c1`'s proof (its sector shape `Tree`), each checked
+/// by building its circuit once.
+pub fn partitions<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+) -> Result<Vec<Partition<Tree>>> {
     let config = c1.registered_proof.as_v1_config();
     // A `Tree` other than the proof's shape fails the conversion below.
     let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = c1
@@ -255,18 +365,18 @@ pub fn circuits_of<Tree: 'static + MerkleTreeTrait>(
         _,
     >>::setup(&setup)
     .map_err(|e| invalid("the proof's public parameters", e))?;
+    let (public_inputs, public_params) = (Arc::new(public_inputs), Arc::new(public_params.vanilla_params));
     vanilla
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(k, proof)| {
-            StackedCompound::<Tree, DefaultPieceHasher>::circuit(
-                &public_inputs,
-                (), // the stacked circuit has no component private inputs
-                proof,
-                &public_params.vanilla_params,
-                Some(k),
-            )
-            .map_err(|e| invalid(&format!("partition {k}'s circuit"), e))
+        .map(|(k, vanilla)| {
+            let partition = Partition {
+                k,
+                vanilla,
+                public_inputs: public_inputs.clone(),
+                public_params: public_params.clone(),
+            };
+            partition.circuit().map(|_| partition)
         })
         .collect()
 }

@@ -111,10 +111,7 @@ impl<'a> Recorder<'a> {
             }
         }
         if cs.oversized {
-            return Err(Error::invalid(format!(
-                "the circuit is larger than its parameters ({constraints} constraints, {inputs} inputs and \
-                 {aux} aux variables at most): malformed vanilla proofs in the C1 output?"
-            )));
+            return Err(larger_than(capacity));
         }
         Ok(cs.into_witness())
     }
@@ -173,8 +170,21 @@ impl<'a> Recorder<'a> {
     }
 }
 
+/// The error of a circuit that grows past `capacity`.
+pub(super) fn larger_than(capacity: Capacity) -> Error {
+    let Capacity {
+        constraints,
+        inputs,
+        aux,
+    } = capacity;
+    Error::invalid(format!(
+        "the circuit is larger than its parameters ({constraints} constraints, {inputs} inputs and {aux} aux \
+         variables at most): malformed vanilla proofs in the C1 output?"
+    ))
+}
+
 /// value · coefficient, without the multiplication when the coefficient is 1.
-fn times(value: Scalar, coeff: &Scalar) -> Scalar {
+pub(super) fn times(value: Scalar, coeff: &Scalar) -> Scalar {
     if *coeff == Scalar::ONE {
         value
     } else {

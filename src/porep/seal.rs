@@ -18,7 +18,7 @@
 //! beside the parameters (unless the options say not to), as filecoin-
 //! proofs' own `seal_commit_phase2` does.
 
-use super::{circuits_of, invalid, on_c1, parse_c1_for, Capacity, Recorder};
+use super::{invalid, on_c1, parse_c1_for, partitions, record_partition, threads_for, Capacity, Partition};
 use crate::engine::job::largest_circuit_bytes;
 use crate::engine::{host_budget, Budget, DeviceMask, Job, Permit};
 use crate::error::{panic_message, Error, ErrorKind, Result};
@@ -74,6 +74,10 @@ pub struct SealOptions {
     /// Proofs are not verified with them.
     #[doc(hidden)]
     pub parameters: Option<Arc<Parameters>>,
+    /// Benchmarks only: threads recording each partition instead of
+    /// `partition_threads()`.
+    #[doc(hidden)]
+    pub synthesis_threads: Option<usize>,
 }
 
 impl Default for SealOptions {
@@ -85,6 +89,7 @@ impl Default for SealOptions {
             verify: true,
             fixed_r_s: None,
             parameters: None,
+            synthesis_threads: None,
         }
     }
 }
@@ -226,13 +231,15 @@ impl Drop for SealJob {
     }
 }
 
-/// A partition's circuit, synthesized on demand into vectors of the given
-/// capacity (stopping when the flag is set).
-type PartitionCircuit = Box<dyn FnOnce(&AtomicBool, Capacity) -> Result<Witness> + Send>;
+/// A partition's circuit, synthesized on demand on the given threads into
+/// vectors of the given capacity (stopping when the flag is set).
+type PartitionCircuit = Box<dyn FnOnce(&AtomicBool, Capacity, usize) -> Result<Witness> + Send>;
 
 /// A checked C1 output, ready to prove.
 struct Plan {
     circuits: Vec<PartitionCircuit>,
+    /// Challenges per partition (the shared recorder's units).
+    challenges: usize,
     /// Each partition's public inputs (without the leading ONE).
     inputs: Vec<Vec<Fr>>,
     params_path: PathBuf,
@@ -251,6 +258,8 @@ struct PartitionSize {
     reserve: usize,
     /// The sizes of its circuit, from the parameters.
     capacity: Capacity,
+    /// The threads recording it (synthesis slots it takes).
+    threads: usize,
 }
 
 fn prepare(
@@ -279,6 +288,12 @@ fn prepare(
             inputs: sizes.inputs,
             aux: sizes.aux,
         },
+        threads: threads_for(
+            plan.challenges,
+            opts.synthesis_threads
+                .unwrap_or_else(partition_threads)
+                .clamp(1, cores()),
+        ),
     };
     if opts.verify && plan.params.is_none() {
         let vk = VerifyingKey::load(&plan.vk_path).map_err(|e| {
@@ -331,16 +346,21 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     .map(|partition| partition.into_iter().map(|x| Fr(x.into())).collect())
     .collect();
     let cache_id = cache_id_of::<Tree>(c1.registered_proof)?;
-    let circuits = circuits_of::<Tree>(c1)?
+    let partitions = partitions::<Tree>(c1)?;
+    let challenges = partitions.first().map_or(1, Partition::challenges);
+    let circuits = partitions
         .into_iter()
-        .map(|circuit| -> PartitionCircuit {
-            Box::new(move |cancelled: &AtomicBool, capacity: Capacity| {
-                Recorder::record_sized(circuit, Some(cancelled), capacity)
-            })
+        .map(|partition| -> PartitionCircuit {
+            Box::new(
+                move |cancelled: &AtomicBool, capacity: Capacity, threads: usize| {
+                    record_partition(&partition, Some(cancelled), capacity, threads)
+                },
+            )
         })
         .collect();
     Ok(Plan {
         circuits,
+        challenges,
         inputs,
         params_path: dir.join(parameter_id(&cache_id)),
         vk_path: dir.join(verifying_key_id(&cache_id)),
@@ -432,6 +452,7 @@ fn run(
         vk,
         params,
         partition,
+        ..
     } = plan;
     let params = match params {
         Some(params) => params,
@@ -555,6 +576,15 @@ fn synthesize_and_start(
         .collect()
 }
 
+/// Threads asked to record one partition: half the cores, so that two
+/// partitions record at once. Its challenges record in parallel
+/// (`record_shared`); each thread also computes the partition's common
+/// part and a counting pass precedes them, so a partition's last threads
+/// are worth less than a second partition's first.
+pub fn partition_threads() -> usize {
+    cores().div_ceil(2)
+}
+
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |c| c.get())
 }
@@ -604,10 +634,10 @@ fn prove_partition(
             .map_err(stopped_waiting)?,
     };
     let slot = synthesis_slots()
-        .acquire_unless(1, stop)
+        .acquire_unless(size.threads, stop)
         .map_err(stopped_waiting)?;
     let begun = Instant::now();
-    let witness = on_c1(|| circuit(stop, size.capacity)).map_err(|e| {
+    let witness = on_c1(|| circuit(stop, size.capacity, size.threads)).map_err(|e| {
         if stop.load(Ordering::Relaxed) {
             // Whatever the circuit code made of the recorder's refusal.
             stopped()

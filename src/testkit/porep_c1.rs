@@ -233,14 +233,18 @@ pub fn synthetic_c1(
 }
 
 /// How long partition `k` of a C1 output takes to synthesize: the
-/// recorder's witness with its time (the C2 job's path, but with vectors
-/// that grow: the parameters that would size them are not made yet), and, when
+/// recorder's witness with its time on one thread (with vectors that grow:
+/// the parameters that would size them are not made yet); when
 /// `with_bellperson`, the time of bellperson's own prover on the same
-/// circuit (filecoin-proofs' C2 path), in another thread at the same time.
+/// circuit (filecoin-proofs' C2 path), in another thread at the same time;
+/// then, when `shared_threads` is set, the time of the shared recorder on
+/// that many threads (the C2 job's path), whose witness must equal the
+/// first one byte for byte.
 pub struct PartitionSynthesis {
     pub witness: Witness,
     pub recorder: Duration,
     pub bellperson: Option<Duration>,
+    pub shared: Option<Duration>,
 }
 
 /// See `PartitionSynthesis`.
@@ -248,30 +252,31 @@ pub fn synthesize_partition(
     c1: SealCommitPhase1Output,
     k: usize,
     with_bellperson: bool,
+    shared_threads: Option<usize>,
 ) -> Result<PartitionSynthesis> {
     let proof = c1.registered_proof;
-    crate::porep::by_shape!(proof, synthesize_shape(c1, k, with_bellperson))
+    crate::porep::by_shape!(proof, synthesize_shape(c1, k, with_bellperson, shared_threads))
 }
 
 fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
     c1: SealCommitPhase1Output,
     k: usize,
     with_bellperson: bool,
+    shared_threads: Option<usize>,
 ) -> Result<PartitionSynthesis> {
-    let partition = |c1: SealCommitPhase1Output| -> Result<_> {
-        let mut circuits = crate::porep::circuits_of::<Tree>(c1)?;
-        if k >= circuits.len() {
-            return Err(Error::invalid(format!("the proof has no partition {k}")));
-        }
-        Ok(circuits.swap_remove(k))
-    };
-    let ours = partition(c1.clone())?;
+    let mut partitions = crate::porep::partitions::<Tree>(c1)?;
+    if k >= partitions.len() {
+        return Err(Error::invalid(format!("the proof has no partition {k}")));
+    }
+    let partition = partitions.swap_remove(k);
+    drop(partitions);
+    let ours = partition.circuit()?;
     let theirs = if with_bellperson {
-        Some(partition(c1)?)
+        Some(partition.circuit()?)
     } else {
         None
     };
-    std::thread::scope(|scope| {
+    let (witness, recorder, bellperson) = std::thread::scope(|scope| -> Result<_> {
         let bellperson = theirs.map(|circuit| scope.spawn(move || bellperson_synthesis(circuit)));
         let begun = Instant::now();
         let witness = crate::porep::Recorder::record(ours);
@@ -282,11 +287,41 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
                     .unwrap_or_else(|_| Err(Error::invalid("bellperson's synthesis panicked")))
             })
             .transpose()?;
-        Ok(PartitionSynthesis {
-            witness: witness?,
-            recorder,
-            bellperson,
-        })
+        Ok((witness?, recorder, bellperson))
+    })?;
+    let shared = match shared_threads {
+        None => None,
+        Some(threads) => {
+            let capacity = crate::porep::Capacity {
+                constraints: witness.a.len().next_power_of_two(),
+                inputs: witness.inputs.len(),
+                aux: witness.aux.len(),
+            };
+            let begun = Instant::now();
+            let again = crate::porep::record_shared(
+                |some| partition.circuit_of(some),
+                partition.challenges(),
+                None,
+                capacity,
+                threads,
+                crate::porep::is_challenge,
+            )
+            .map_err(|e| Error::invalid(format!("the shared recorder: {e:?}")))?;
+            let took = begun.elapsed();
+            if again != witness {
+                return Err(Error::invalid(format!(
+                    "partition {k}: the shared recorder's witness on {threads} threads differs from the \
+                     recorder's on one"
+                )));
+            }
+            Some(took)
+        }
+    };
+    Ok(PartitionSynthesis {
+        witness,
+        recorder,
+        bellperson,
+        shared,
     })
 }
 

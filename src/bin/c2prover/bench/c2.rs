@@ -33,6 +33,10 @@ pub(crate) struct BenchC2Args {
     /// Leave out bellperson's synthesis of partition 0.
     #[arg(long)]
     no_bellperson: bool,
+    /// Threads recording each partition (the shared recorder); default: the
+    /// job's own choice.
+    #[arg(long)]
+    synthesis_threads: Option<usize>,
 }
 
 /// The interactive PoRep proof type of a sector size.
@@ -66,13 +70,14 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     let c1_of = |sector: u64| synthetic_c1(proof, &prover, sector, sector);
     let first = step(&format!("a synthetic C1 output of {proof:?}"), || c1_of(1))?;
     println!("{proof:?}: C1 output of {} (JSON)", human(first.len() as u64));
+    let threads = args.synthesis_threads.unwrap_or_else(porep::partition_threads);
     let what = if args.no_bellperson {
         "partition 0 by the recorder"
     } else {
         "partition 0 by the recorder and by bellperson, side by side"
     };
     let partition0 = step(what, || {
-        synthesize_partition(porep::parse_c1(&first)?, 0, !args.no_bellperson)
+        synthesize_partition(porep::parse_c1(&first)?, 0, !args.no_bellperson, Some(threads))
     })?;
     drop(first);
     let w = &partition0.witness;
@@ -87,6 +92,12 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
             t.as_secs_f64()
         ))
     );
+    if let Some(shared) = partition0.shared {
+        println!(
+            "partition 0: {:.1} s by the shared recorder on {threads} threads (the job's path), the same witness",
+            shared.as_secs_f64()
+        );
+    }
     if args.proofs == 0 {
         println!("memory: peak host RSS {}", human(peak_rss()));
         return Ok(());
@@ -105,6 +116,7 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     let opts = SealOptions {
         parameters: Some(params.clone()),
         verify: false,
+        synthesis_threads: args.synthesis_threads,
         ..SealOptions::default()
     };
     let next = AtomicUsize::new(1);
