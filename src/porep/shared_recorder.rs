@@ -15,9 +15,10 @@
 //! order, with no merge and no second copy.
 //!
 //! What is checked, since a circuit could break the assumptions: a pass
-//! over one unit (counting only, no values) gives the common part's and a
-//! unit's sizes, and every thread's units must have exactly that size,
-//! read only the common part and themselves, and be followed by nothing. Otherwise the
+//! over one unit (counting only, no values; once per circuit type in the
+//! process) gives the common part's and a unit's sizes, and every thread's
+//! units must have exactly that size, read only the common part and
+//! themselves, and be followed by nothing. Otherwise the
 //! recording stops with `Dependent`, and the caller records on one thread:
 //! slow, never wrong.
 
@@ -29,8 +30,12 @@ use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisE
 use blst::blst_fr;
 use blstrs::Scalar;
 use ff::Field;
+use once_cell::sync::Lazy;
 use rayon::prelude::*;
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Aux allocations between two looks at the cancel flag.
 const CANCEL_EVERY: usize = 1 << 14;
@@ -59,7 +64,7 @@ pub fn record_shared<C, F>(
     is_unit: fn(&str) -> bool,
 ) -> std::result::Result<Witness, SharedFailure>
 where
-    C: Circuit<Scalar>,
+    C: Circuit<Scalar> + 'static,
     F: Fn(&[usize]) -> Result<C> + Sync,
 {
     if units < 2 {
@@ -67,7 +72,44 @@ where
             "{units} unit(s): nothing to share"
         )));
     }
+    // A shape seen before is tried first: a circuit off it stops at its
+    // first unit, and is counted afresh.
+    let key = (TypeId::of::<C>(), units);
+    let seen = lock(&SHAPES).get(&key).copied();
+    if let Some(shape) = seen {
+        match record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit) {
+            Err(SharedFailure::Dependent(_)) => {
+                lock(&SHAPES).remove(&key);
+            }
+            done => return done,
+        }
+    }
     let shape = Shape::of(circuit_of(&[0]).map_err(SharedFailure::Failed)?, is_unit)?;
+    lock(&SHAPES).insert(key, shape);
+    record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit)
+}
+
+/// The shapes of the circuits recorded so far, by circuit type and units.
+static SHAPES: Lazy<Mutex<HashMap<(TypeId, usize), Shape>>> = Lazy::new(Default::default);
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `record_shared` with the shape known.
+fn record_with<C, F>(
+    shape: Shape,
+    circuit_of: &F,
+    units: usize,
+    cancelled: Option<&AtomicBool>,
+    capacity: Capacity,
+    threads: usize,
+    is_unit: fn(&str) -> bool,
+) -> std::result::Result<Witness, SharedFailure>
+where
+    C: Circuit<Scalar>,
+    F: Fn(&[usize]) -> Result<C> + Sync,
+{
     let total = shape.total(units);
     if total.constraints + total.inputs > capacity.constraints
         || total.inputs > capacity.inputs
@@ -82,7 +124,7 @@ where
         let workers: Vec<_> = (0..threads)
             .map(|me| {
                 let owned: Vec<usize> = (me * per_thread..((me + 1) * per_thread).min(units)).collect();
-                let (out, circuit_of) = (&out, &circuit_of);
+                let out = &out;
                 scope.spawn(move || -> std::result::Result<ThreadEnd, SharedFailure> {
                     let circuit = circuit_of(&owned).map_err(SharedFailure::Failed)?;
                     Share::new(me, owned, shape, total.inputs, out, cancelled, is_unit).run(circuit)
