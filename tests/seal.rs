@@ -309,6 +309,24 @@ fn dropped_c2_jobs_stop_and_give_their_memory_back() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // A job whose memory is not there yet: start returns at once, and the
+    // job waits in the background until cancelled; with no_wait, Busy.
+    let everything = budget.acquire(budget.limit(), false).expect("an idle budget");
+    let waiting = SealJob::start(C1_API, s.prover_id, s.sector_id, &opts).expect("started");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    waiting.cancel();
+    let e = waiting.finish().expect_err("cancelled while waiting for memory");
+    assert_eq!(e.kind, ErrorKind::Cancelled, "{e}");
+    let no_wait = SealOptions {
+        no_wait: true,
+        ..opts.clone()
+    };
+    let e = SealJob::start(C1_API, s.prover_id, s.sector_id, &no_wait)
+        .err()
+        .expect("no memory, no wait");
+    assert_eq!(e.kind, ErrorKind::Busy, "{e}");
+    drop(everything);
+    assert_eq!(budget.in_use(), (0, 0), "the cancelled job held nothing");
 }
 
 /// The C entry points, called as C calls them: the proof verifies, a split

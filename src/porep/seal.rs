@@ -2,14 +2,15 @@
 //! `SealCommitPhase2` returns (192 per partition, in partition order).
 //!
 //! `SealJob::start` parses the C1 output, checks it against the prover and
-//! sector ids and against the parameters file's sizes, takes the host
-//! budget for its first partition and returns. A thread of its own then
+//! sector ids and against the parameters file's sizes, and returns (with
+//! `no_wait`, once it has the host budget for its first partition, or
+//! `Busy`). A thread of its own then
 //! loads the parameters (once per file, cached) and runs a pool of
 //! synthesis workers over the partitions in order: each worker reserves the
 //! host budget for a partition at its largest, takes one of the process's
 //! synthesis slots (one per core, shared by every job in flight, first come
 //! first served), synthesizes the partition (filecoin-proofs' circuit into
-//! the recorder) and hands the witness, with that reservation, to an engine
+//! the shared recorder, its challenges on several threads) and hands the witness, with that reservation, to an engine
 //! job. So the GPU proves partition k while k+1 synthesizes, a partition's
 //! a, b, c are freed when its job ends, and at most the partitions the
 //! budget admits are in memory at once. A partition on a GPU reserves its
@@ -158,16 +159,21 @@ pub struct Progress {
 }
 
 impl SealJob {
-    /// Parses and checks the C1 output, takes the host budget for its first
-    /// partition (or fails with `Busy` when `no_wait` is set and it is
-    /// full) and starts the job in the background. Nothing of the caller's
-    /// is borrowed once it returns. Errors here mean nothing was started.
+    /// Parses and checks the C1 output and starts the job in the
+    /// background; it waits there for memory, cancellably. With `no_wait`,
+    /// it first takes the host budget for its first partition, or fails
+    /// with `Busy` when that is full. Nothing of the caller's is borrowed
+    /// once it returns. Errors here mean nothing was started.
     pub fn start(c1_json: &[u8], prover_id: [u8; 32], sector_id: u64, opts: &SealOptions) -> Result<SealJob> {
         opts.devices.devices()?;
         let c1 = parse_c1_for(c1_json, &prover_id, sector_id)?;
         let dir = opts.resolved_params_dir()?;
         let plan = prepare(c1, &prover_id, sector_id, &dir, opts)?;
-        let first = host_budget().acquire(plan.partition.reserve, !opts.no_wait)?;
+        let first = if opts.no_wait {
+            Some(host_budget().acquire(plan.partition.reserve, false)?)
+        } else {
+            None
+        };
         let progress = Arc::new(Progress {
             partitions: plan.circuits.len(),
             ..Progress::default()
@@ -439,7 +445,7 @@ fn check_vk_matches(plan: &Plan, vk: &VerifyingKey) -> Result<()> {
 /// partition, checks the proofs, and returns their bytes.
 fn run(
     plan: Plan,
-    first: Permit,
+    first: Option<Permit>,
     opts: &SealOptions,
     cancelled: &AtomicBool,
     progress: &Progress,
@@ -490,7 +496,7 @@ fn run(
 fn synthesize_and_start(
     params: &Arc<Parameters>,
     circuits: Vec<PartitionCircuit>,
-    first: Permit,
+    first: Option<Permit>,
     size: PartitionSize,
     opts: &SealOptions,
     cancelled: &AtomicBool,
@@ -500,7 +506,7 @@ fn synthesize_and_start(
     let workers = n.min(cores()).max(1);
     // The next partition to take, its circuit, and the start's permit for
     // whichever worker takes partition 0.
-    let queue = Mutex::new((circuits.into_iter().enumerate(), Some(first)));
+    let queue = Mutex::new((circuits.into_iter().enumerate(), first));
     let slots: Vec<Mutex<Option<Result<Job>>>> = (0..n).map(|_| Mutex::new(None)).collect();
     // Set when the job is cancelled or a partition fails: the other
     // workers' syntheses stop too.
