@@ -245,6 +245,10 @@ pub struct PartitionSynthesis {
     pub recorder: Duration,
     pub bellperson: Option<Duration>,
     pub shared: Option<Duration>,
+    /// The values alone on one thread (aux and inputs, no linear
+    /// combination evaluated), beside the recorder: what witness-only
+    /// synthesis would start from.
+    pub values_only: Duration,
 }
 
 /// See `PartitionSynthesis`.
@@ -276,8 +280,10 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
     } else {
         None
     };
-    let (witness, recorder, bellperson) = std::thread::scope(|scope| -> Result<_> {
+    let values_circuit = partition.circuit()?;
+    let (witness, recorder, bellperson, values) = std::thread::scope(|scope| -> Result<_> {
         let bellperson = theirs.map(|circuit| scope.spawn(move || bellperson_synthesis(circuit)));
+        let values = scope.spawn(move || values_only(values_circuit));
         let begun = Instant::now();
         let witness = crate::porep::Recorder::record(ours);
         let recorder = begun.elapsed();
@@ -287,7 +293,10 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
                     .unwrap_or_else(|_| Err(Error::invalid("bellperson's synthesis panicked")))
             })
             .transpose()?;
-        Ok((witness?, recorder, bellperson))
+        let values = values
+            .join()
+            .unwrap_or_else(|_| Err(Error::invalid("the values-only synthesis panicked")))?;
+        Ok((witness?, recorder, bellperson, values))
     })?;
     let shared = match shared_threads {
         None => None,
@@ -317,12 +326,92 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
             Some(took)
         }
     };
+    let (values_only, aux) = values;
+    if aux != witness.aux.len() {
+        return Err(Error::invalid("values only: another number of aux variables"));
+    }
     Ok(PartitionSynthesis {
         witness,
         recorder,
         bellperson,
         shared,
+        values_only,
     })
+}
+
+/// The time to synthesize `circuit`'s values alone, and how many aux
+/// variables it has.
+fn values_only<C: bellperson::Circuit<Scalar>>(circuit: C) -> Result<(Duration, usize)> {
+    let begun = Instant::now();
+    let mut values = ValuesOnly {
+        aux: Vec::new(),
+        inputs: Vec::new(),
+    };
+    circuit
+        .synthesize(&mut values)
+        .map_err(|e| Error::invalid(format!("values only: {e}")))?;
+    Ok((begun.elapsed(), values.aux.len()))
+}
+
+/// A constraint system that keeps the values and nothing else.
+struct ValuesOnly {
+    aux: Vec<Scalar>,
+    inputs: Vec<Scalar>,
+}
+
+impl bellperson::ConstraintSystem<Scalar> for ValuesOnly {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<bellperson::Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Aux(
+            self.aux.len() - 1,
+        )))
+    }
+
+    fn alloc_input<F, A, AR>(
+        &mut self,
+        _: A,
+        f: F,
+    ) -> std::result::Result<bellperson::Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Input(
+            self.inputs.len() - 1,
+        )))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
+        LB: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
+        LC: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
 }
 
 /// bellperson's synthesis of `circuit`: the time its prover (`create_proof`)

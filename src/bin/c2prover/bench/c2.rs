@@ -92,6 +92,10 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
             t.as_secs_f64()
         ))
     );
+    println!(
+        "partition 0: {:.1} s for its values alone on one thread (no a, b, c)",
+        partition0.values_only.as_secs_f64()
+    );
     if let Some(shared) = partition0.shared {
         println!(
             "partition 0: {:.1} s by the shared recorder on {threads} threads (the job's path), the same witness",
