@@ -18,9 +18,14 @@
 //! over one unit (counting only, no values; once per circuit type in the
 //! process) gives the common part's and a unit's sizes, and every thread's
 //! units must have exactly that size, read only the common part and
-//! themselves, and be followed by nothing. Otherwise the
-//! recording stops with `Dependent`, and the caller records on one thread:
-//! slow, never wrong.
+//! themselves, and be followed by nothing. Otherwise the recording stops
+//! with `Dependent`, and the caller records on one thread. What cannot be
+//! checked without the whole synthesis is the contract of `circuit_of`: a
+//! subset's circuit has the whole circuit's units for those indices, with
+//! their values (a unit must not depend on the units left out). filecoin-
+//! proofs' challenges read only the common part (`StackedCircuit`), the
+//! tests compare with the sequential recorder, and the C2 job verifies
+//! its proofs.
 
 use super::recorder::{larger_than, times, Capacity};
 use crate::error::{Error, ErrorKind, Result};
@@ -73,20 +78,57 @@ where
         )));
     }
     // A shape seen before is tried first: a circuit off it stops at its
-    // first unit, and is counted afresh.
+    // first unit, and is counted afresh. A shape is kept once a recording
+    // with it succeeds.
     let key = (TypeId::of::<C>(), units);
     let seen = lock(&SHAPES).get(&key).copied();
     if let Some(shape) = seen {
         match record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit) {
-            Err(SharedFailure::Dependent(_)) => {
+            Ok(witness) => return Ok(witness),
+            Err(Miss::OffShape(_)) => {
                 lock(&SHAPES).remove(&key);
             }
-            done => return done,
+            Err(miss) => return Err(miss.into()),
         }
     }
     let shape = Shape::of(circuit_of(&[0]).map_err(SharedFailure::Failed)?, is_unit)?;
+    let witness = record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit)?;
     lock(&SHAPES).insert(key, shape);
-    record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit)
+    Ok(witness)
+}
+
+/// How a recording with a given shape ended without a witness.
+#[derive(Debug)]
+enum Miss {
+    /// The circuit is off the shape (or larger than the capacity with it).
+    OffShape(String),
+    /// The circuit code failed or panicked: one thread tells why.
+    Unshared(String),
+    /// Stopped because another thread missed.
+    Stopped,
+    Failed(Error),
+}
+
+impl From<Miss> for SharedFailure {
+    fn from(miss: Miss) -> SharedFailure {
+        match miss {
+            Miss::OffShape(why) | Miss::Unshared(why) => SharedFailure::Dependent(why),
+            Miss::Stopped => SharedFailure::Dependent("stopped".into()),
+            Miss::Failed(e) => SharedFailure::Failed(e),
+        }
+    }
+}
+
+impl Miss {
+    /// Which miss a recording reports when its threads missed differently.
+    fn rank(&self) -> u8 {
+        match self {
+            Miss::Failed(_) => 3,
+            Miss::Unshared(_) => 2,
+            Miss::OffShape(_) => 1,
+            Miss::Stopped => 0,
+        }
+    }
 }
 
 /// The shapes of the circuits recorded so far, by circuit type and units.
@@ -105,7 +147,7 @@ fn record_with<C, F>(
     capacity: Capacity,
     threads: usize,
     is_unit: fn(&str) -> bool,
-) -> std::result::Result<Witness, SharedFailure>
+) -> std::result::Result<Witness, Miss>
 where
     C: Circuit<Scalar>,
     F: Fn(&[usize]) -> Result<C> + Sync,
@@ -115,18 +157,25 @@ where
         || total.inputs > capacity.inputs
         || total.aux > capacity.aux
     {
-        return Err(SharedFailure::Failed(larger_than(capacity)));
+        // The sequential recorder stops at the capacity and says so.
+        return Err(Miss::OffShape(larger_than(capacity).message));
+    }
+    if cancelled.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        return Err(Miss::Failed(Error::new(
+            ErrorKind::Cancelled,
+            "cancelled before synthesis",
+        )));
     }
     let threads = threads_for(units, threads);
     let per_thread = units.div_ceil(threads);
     let out = Outputs::zeroed(total);
-    let ends: Vec<std::result::Result<ThreadEnd, SharedFailure>> = std::thread::scope(|scope| {
+    let ends: Vec<std::result::Result<ThreadEnd, Miss>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|me| {
                 let owned: Vec<usize> = (me * per_thread..((me + 1) * per_thread).min(units)).collect();
                 let out = &out;
-                scope.spawn(move || -> std::result::Result<ThreadEnd, SharedFailure> {
-                    let circuit = circuit_of(&owned).map_err(SharedFailure::Failed)?;
+                scope.spawn(move || -> std::result::Result<ThreadEnd, Miss> {
+                    let circuit = circuit_of(&owned).map_err(Miss::Failed)?;
                     Share::new(me, owned, shape, total.inputs, out, cancelled, is_unit).run(circuit)
                 })
             })
@@ -137,7 +186,8 @@ where
                 // filecoin-proofs' circuit code panics on some malformed
                 // vanilla proofs: the sequential recorder reports it.
                 w.join().unwrap_or_else(|panic| {
-                    Err(SharedFailure::Dependent(format!(
+                    out.stop.store(true, Ordering::Relaxed);
+                    Err(Miss::Unshared(format!(
                         "the circuit code panicked: {}",
                         crate::error::panic_message(&*panic)
                     )))
@@ -146,24 +196,27 @@ where
             .collect()
     });
     let mut done = Vec::with_capacity(threads);
-    // A cancellation or a failure outranks what another thread found.
-    let mut dependent = None;
+    let mut worst: Option<Miss> = None;
     for end in ends {
         match end {
             Ok(end) => done.push(end),
-            Err(SharedFailure::Dependent(why)) => dependent = Some(why),
-            Err(failed) => return Err(failed),
+            Err(miss) => {
+                if worst.as_ref().is_none_or(|w| miss.rank() > w.rank()) {
+                    worst = Some(miss);
+                }
+            }
         }
     }
-    if let Some(why) = dependent {
-        return Err(SharedFailure::Dependent(why));
+    if let Some(miss) = worst {
+        return Err(miss);
     }
-    out.into_witness(&done, total).map_err(SharedFailure::Failed)
+    out.into_witness(&done, total).map_err(Miss::Failed)
 }
 
-/// The threads that record `units` units as soon as `threads` can: as
-/// many as it takes to give each the same whole number of units (18
-/// challenges on 8 threads: 3 each, on 6 threads).
+/// The threads that record `units` units as soon as `threads` can: the
+/// fewest that take at most as many units each as the busiest of
+/// `threads` would (18 challenges on 8 threads: 3 each, on 6 threads; on
+/// 4 threads: 5, 5, 5 and 3).
 pub fn threads_for(units: usize, threads: usize) -> usize {
     let per_thread = units.div_ceil(threads.clamp(1, units.max(1)));
     units.div_ceil(per_thread.max(1)).max(1)
@@ -357,6 +410,8 @@ struct Outputs {
     aux: Cells,
     a_aux: Vec<AtomicBool>,
     b_aux: Vec<AtomicBool>,
+    /// Set by a thread that misses: the others stop too.
+    stop: AtomicBool,
 }
 
 impl Outputs {
@@ -370,6 +425,7 @@ impl Outputs {
             aux: Cells::zeroed(total.aux),
             a_aux: flags(total.aux),
             b_aux: flags(total.aux),
+            stop: AtomicBool::new(false),
         }
     }
 
@@ -518,18 +574,18 @@ impl<'o> Share<'o> {
         }
     }
 
-    fn run<C: Circuit<Scalar>>(mut self, circuit: C) -> std::result::Result<ThreadEnd, SharedFailure> {
+    fn run<C: Circuit<Scalar>>(mut self, circuit: C) -> std::result::Result<ThreadEnd, Miss> {
         let synthesized = self
             .alloc_input(|| "one", || Ok(Scalar::ONE))
             .and_then(|_| circuit.synthesize(&mut self));
         if self.cancelled.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(SharedFailure::Failed(Error::new(
+            return Err(Miss::Failed(Error::new(
                 ErrorKind::Cancelled,
                 "cancelled during synthesis",
             )));
         }
         let expected = self.shape.common.plus(self.shape.unit, self.owned.len());
-        if self.broken.is_none() && self.counts != expected {
+        if self.broken.is_none() && synthesized.is_ok() && self.counts != expected {
             self.broken = Some(format!(
                 "thread {} counted {:?} for {} units, {expected:?} expected",
                 self.me,
@@ -537,12 +593,16 @@ impl<'o> Share<'o> {
                 self.owned.len()
             ));
         }
-        if let Some(why) = self.broken {
-            return Err(SharedFailure::Dependent(why));
-        }
-        if let Err(e) = synthesized {
+        let miss = match (self.broken.take(), synthesized) {
+            (Some(why), _) => Some(Miss::OffShape(why)),
+            (None, Ok(())) => None,
+            (None, Err(_)) if self.out.stop.load(Ordering::Relaxed) => return Err(Miss::Stopped),
             // The sequential recorder tells what went wrong.
-            return Err(SharedFailure::Dependent(format!("synthesis failed: {e}")));
+            (None, Err(e)) => Some(Miss::Unshared(format!("synthesis failed: {e}"))),
+        };
+        if let Some(miss) = miss {
+            self.out.stop.store(true, Ordering::Relaxed);
+            return Err(miss);
         }
         let inputs = (self.inputs.iter().enumerate())
             .filter_map(|(local, x)| Some((self.global(Kind::Input, local)?, (*x)?)))
@@ -692,7 +752,10 @@ impl ConstraintSystem<Scalar> for Share<'_> {
         AR: Into<String>,
     {
         let local = self.counts.aux;
-        if local % CANCEL_EVERY == 0 && self.cancelled.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if local % CANCEL_EVERY == 0
+            && (self.cancelled.is_some_and(|c| c.load(Ordering::Relaxed))
+                || self.out.stop.load(Ordering::Relaxed))
+        {
             return Err(SynthesisError::AssignmentMissing);
         }
         // A circuit off its shape stops at once: the caller records it on
