@@ -201,7 +201,7 @@ where
         match end {
             Ok(end) => done.push(end),
             Err(miss) => {
-                if worst.as_ref().is_none_or(|w| miss.rank() > w.rank()) {
+                if !worst.as_ref().is_some_and(|w| w.rank() >= miss.rank()) {
                     worst = Some(miss);
                 }
             }
