@@ -59,6 +59,12 @@ func TestSealCommitPhase2(t *testing.T) {
 	if len(proof) != ProofBytes {
 		t.Fatalf("%d bytes, want one partition's %d", len(proof), ProofBytes)
 	}
+	// For filecoin-proofs' own verify_seal, in the Rust suite (.ci/run).
+	if out := os.Getenv("C2P_GO_PROOF_OUT"); out != "" {
+		if err := os.WriteFile(out, proof, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	job, err := SealStart(c1, fixtureSector, fixtureMiner, WithParamsDir(dir))
 	if err != nil {

@@ -100,6 +100,29 @@ fn verify_seal_of(proof_type: RegisteredSealProof, s: &Sector, sector_id: u64, p
     .unwrap_or(false)
 }
 
+/// The Go package's proof of the fixture (go/seal_test.go writes it where
+/// `C2P_GO_PROOF_OUT` says; .ci/run runs the Go tests, then this test with
+/// `C2P_GO_PROOF` naming the file) passes filecoin-proofs' `verify_seal`,
+/// and fails it with a bit flipped.
+#[test]
+fn the_go_packages_proof_is_accepted_by_verify_seal() {
+    let Some(path) = std::env::var_os("C2P_GO_PROOF") else {
+        eprintln!("SKIPPED: C2P_GO_PROOF names no proof of the Go package (.ci/run sets it)");
+        return;
+    };
+    params_dir(); // filecoin-proofs finds the .vk through it
+    let proof = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", Path::new(&path).display()));
+    let s = sector();
+    assert_eq!(proof.len(), 192, "one partition");
+    assert!(
+        verify_seal(&s, s.sector_id, &proof),
+        "verify_seal accepts the Go package's proof"
+    );
+    let mut flipped = proof.clone();
+    flipped[100] ^= 1;
+    assert!(!verify_seal(&s, s.sector_id, &flipped));
+}
+
 #[test]
 fn the_2kib_c2_is_accepted_by_verify_seal_and_tampering_is_not() {
     let opts = options();
