@@ -4,14 +4,14 @@
 //! `SealJob::start` parses the C1 output, checks it against the prover and
 //! sector ids and against the parameters file's sizes, and returns (with
 //! `no_wait`, once it has the host budget for its first partition, or
-//! `Busy`). A thread of its own then
-//! loads the parameters (once per file, cached) and runs a pool of
-//! synthesis workers over the partitions in order: each worker reserves the
-//! host budget for a partition at its largest, takes one of the process's
-//! synthesis slots (one per core, shared by every job in flight, first come
-//! first served), synthesizes the partition (filecoin-proofs' circuit into
-//! the shared recorder, its challenges on several threads) and hands the witness, with that reservation, to an engine
-//! job. So the GPU proves partition k while k+1 synthesizes, a partition's
+//! `Busy`). A thread of its own then loads the parameters (once per file,
+//! cached) and runs a pool of synthesis workers over the partitions in
+//! order: each worker reserves the host budget for a partition at its
+//! largest, takes its threads from the process's synthesis slots (one per
+//! core, shared by every job in flight, first come first served),
+//! synthesizes the partition (filecoin-proofs' circuit into the shared
+//! recorder, its challenges on those threads) and hands the witness, with
+//! that reservation, to an engine job. So the GPU proves partition k while k+1 synthesizes, a partition's
 //! a, b, c are freed when its job ends, and at most the partitions the
 //! budget admits are in memory at once. A partition on a GPU reserves its
 //! witness and its h (16.7 and 4.3 GB at 2^27), on the CPU also the CPU

@@ -519,10 +519,14 @@ struct Share<'o> {
     part: Part,
     /// Local counts so far.
     counts: Counts,
+    /// Where the current unit begins (local indices), and what to add to
+    /// its local indices for the whole circuit's.
+    unit_start: Counts,
+    shift: Counts,
     /// The common part's aux values (every thread computes them).
     common_aux: Vec<Scalar>,
-    /// Every input this thread computed, by local index.
-    inputs: Vec<Option<Scalar>>,
+    /// Every input this thread computed, by local index, and where it goes.
+    inputs: Vec<(usize, Scalar)>,
     /// Input densities, by global index.
     b_inp: Vec<bool>,
     /// Why this thread's circuit is not what `Shape` says, first seen.
@@ -568,6 +572,8 @@ impl<'o> Share<'o> {
             part: Part::Common,
             counts: Counts::default(),
             common_aux: Vec::with_capacity(shape.common.aux),
+            unit_start: Counts::default(),
+            shift: Counts::default(),
             inputs: Vec::new(),
             b_inp: vec![false; inputs],
             broken: None,
@@ -604,11 +610,8 @@ impl<'o> Share<'o> {
             self.out.stop.store(true, Ordering::Relaxed);
             return Err(miss);
         }
-        let inputs = (self.inputs.iter().enumerate())
-            .filter_map(|(local, x)| Some((self.global(Kind::Input, local)?, (*x)?)))
-            .collect();
         Ok(ThreadEnd {
-            inputs,
+            inputs: self.inputs,
             b_inp: self.b_inp,
         })
     }
@@ -619,57 +622,21 @@ impl<'o> Share<'o> {
         }
     }
 
-    /// The global index of local index `local` of `kind`, if it is in the
-    /// common part or a unit of this thread's.
-    fn global(&self, kind: Kind, local: usize) -> Option<usize> {
-        let (common, unit) = (self.shape.common.of(kind), self.shape.unit.of(kind));
-        if local < common {
-            return Some(local);
-        }
-        let k = (local - common).checked_div(unit)?;
-        let owner = *self.owned.get(k)?;
-        Some(common + owner * unit + (local - common) % unit)
-    }
-
-    /// Where the current unit's local indices of `kind` begin.
-    fn unit_start(&self, kind: Kind) -> Option<usize> {
-        match self.part {
-            Part::Unit(k) => Some(self.shape.common.of(kind) + k * self.shape.unit.of(kind)),
-            _ => None,
+    /// The whole circuit's index of local index `local` of `kind` where the
+    /// current part may read it: in the common part or the current unit.
+    fn readable(&self, kind: Kind, local: usize) -> Option<usize> {
+        if local < self.shape.common.of(kind) {
+            Some(local)
+        } else if matches!(self.part, Part::Unit(_)) && local >= self.unit_start.of(kind) {
+            Some(local + self.shift.of(kind))
+        } else {
+            None
         }
     }
 
     /// Whether this thread records the current part.
     fn records(&self) -> bool {
         matches!(self.part, Part::Unit(_)) || (self.part == Part::Common && self.me == 0)
-    }
-
-    /// The value of aux variable `local`: of the common part, or of the
-    /// current unit.
-    fn aux_value(&mut self, local: usize) -> Scalar {
-        if local < self.shape.common.aux {
-            if let Some(&x) = self.common_aux.get(local) {
-                return x;
-            }
-        } else if self.unit_start(Kind::Aux).is_some_and(|start| local >= start) {
-            if let Some(i) = self.global(Kind::Aux, local) {
-                return self.out.aux.get(i);
-            }
-        }
-        self.note_broken(|| {
-            format!("a constraint reads aux variable {local} outside its unit and the common part")
-        });
-        Scalar::ZERO
-    }
-
-    fn input_value(&mut self, local: usize) -> Scalar {
-        match self.inputs.get(local).copied().flatten() {
-            Some(x) => x,
-            None => {
-                self.note_broken(|| format!("a constraint reads input {local}, not computed here"));
-                Scalar::ZERO
-            }
-        }
     }
 
     /// Σ coefficient · value over `lc`, marking variables of non-zero
@@ -682,22 +649,40 @@ impl<'o> Share<'o> {
     ) -> Scalar {
         let mut sum = Scalar::ZERO;
         for (&local, coeff) in lc.iter_inputs() {
-            if !bool::from(coeff.is_zero()) {
-                sum += times(self.input_value(local), coeff);
-                if mark_inputs {
-                    if let Some(i) = self.global(Kind::Input, local) {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            match (self.readable(Kind::Input, local), self.inputs.get(local)) {
+                (Some(i), Some(&(_, x))) => {
+                    sum += times(x, coeff);
+                    if mark_inputs {
                         self.b_inp[i] = true;
                     }
                 }
+                _ => self.note_broken(|| {
+                    format!("a constraint reads input {local} outside its unit and the common part")
+                }),
             }
         }
         for (&local, coeff) in lc.iter_aux() {
-            if !bool::from(coeff.is_zero()) {
-                sum += times(self.aux_value(local), coeff);
-                if let (Some(marks), Some(i)) = (mark_aux, self.global(Kind::Aux, local)) {
-                    if !marks[i].load(Ordering::Relaxed) {
-                        marks[i].store(true, Ordering::Relaxed);
-                    }
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            let value = match self.readable(Kind::Aux, local) {
+                Some(i) if local < self.shape.common.aux => self.common_aux.get(i).copied().map(|x| (i, x)),
+                Some(i) => Some((i, self.out.aux.get(i))),
+                None => None,
+            };
+            let Some((i, x)) = value else {
+                self.note_broken(|| {
+                    format!("a constraint reads aux variable {local} outside its unit and the common part")
+                });
+                continue;
+            };
+            sum += times(x, coeff);
+            if let Some(marks) = mark_aux {
+                if !marks[i].load(Ordering::Relaxed) {
+                    marks[i].store(true, Ordering::Relaxed);
                 }
             }
         }
@@ -708,24 +693,22 @@ impl<'o> Share<'o> {
     /// (and the thread's circuit marked broken) past what `Shape` allows.
     fn next(&mut self, kind: Kind) -> Option<usize> {
         let local = self.counts.of(kind);
-        let (at_top, after) = (self.depth == 0, self.part == Part::After);
-        let unit_end = self
-            .unit_start(kind)
-            .map(|start| start + self.shape.unit.of(kind));
-        let global = self.global(kind, local);
-        let inside = match self.part {
-            Part::Common => local < self.shape.common.of(kind),
-            Part::Unit(_) => unit_end.is_some_and(|end| local < end) && !at_top,
-            Part::After => false,
+        let after = self.part == Part::After;
+        let global = match self.part {
+            Part::Common if local < self.shape.common.of(kind) => Some(local),
+            Part::Unit(_)
+                if self.depth > 0 && local < self.unit_start.of(kind) + self.shape.unit.of(kind) =>
+            {
+                Some(local + self.shift.of(kind))
+            }
+            _ => None,
         };
         match kind {
             Kind::Aux => self.counts.aux += 1,
             Kind::Input => self.counts.inputs += 1,
             Kind::Constraint => self.counts.constraints += 1,
         }
-        if inside {
-            global
-        } else {
+        if global.is_none() {
             self.note_broken(|| {
                 format!(
                     "the circuit goes on past its units' shape ({} at local index {local}{})",
@@ -737,8 +720,8 @@ impl<'o> Share<'o> {
                     if after { ", after the units" } else { "" }
                 )
             });
-            None
         }
+        global
     }
 }
 
@@ -778,8 +761,8 @@ impl ConstraintSystem<Scalar> for Share<'_> {
         AR: Into<String>,
     {
         let local = self.counts.inputs;
-        self.next(Kind::Input).ok_or(SynthesisError::AssignmentMissing)?;
-        self.inputs.push(Some(f()?));
+        let i = self.next(Kind::Input).ok_or(SynthesisError::AssignmentMissing)?;
+        self.inputs.push((i, f()?));
         Ok(Variable::new_unchecked(Index::Input(local)))
     }
 
@@ -828,6 +811,9 @@ impl ConstraintSystem<Scalar> for Share<'_> {
             } else if unit < self.owned.len() && self.counts == self.shape.common.plus(self.shape.unit, unit)
             {
                 self.part = Part::Unit(unit);
+                self.unit_start = self.counts;
+                // Owned units ascend from unit 0 on: owned[k] ≥ k.
+                self.shift = Counts::default().plus(self.shape.unit, self.owned[unit] - unit);
             } else {
                 self.part = Part::After;
                 let counts = self.counts;

@@ -339,79 +339,17 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
     })
 }
 
-/// The time to synthesize `circuit`'s values alone, and how many aux
-/// variables it has.
+/// The time to synthesize `circuit`'s values alone (bellperson's
+/// `WitnessCS`), and how many aux variables it has.
 fn values_only<C: bellperson::Circuit<Scalar>>(circuit: C) -> Result<(Duration, usize)> {
+    use bellperson::util_cs::witness_cs::WitnessCS;
+    use bellperson::ConstraintSystem;
     let begun = Instant::now();
-    let mut values = ValuesOnly {
-        aux: Vec::new(),
-        inputs: Vec::new(),
-    };
+    let mut values = WitnessCS::<Scalar>::new();
     circuit
         .synthesize(&mut values)
         .map_err(|e| Error::invalid(format!("values only: {e}")))?;
-    Ok((begun.elapsed(), values.aux.len()))
-}
-
-/// A constraint system that keeps the values and nothing else.
-struct ValuesOnly {
-    aux: Vec<Scalar>,
-    inputs: Vec<Scalar>,
-}
-
-impl bellperson::ConstraintSystem<Scalar> for ValuesOnly {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<bellperson::Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux.push(f()?);
-        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Aux(
-            self.aux.len() - 1,
-        )))
-    }
-
-    fn alloc_input<F, A, AR>(
-        &mut self,
-        _: A,
-        f: F,
-    ) -> std::result::Result<bellperson::Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs.push(f()?);
-        Ok(bellperson::Variable::new_unchecked(bellperson::Index::Input(
-            self.inputs.len() - 1,
-        )))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
-        LB: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
-        LC: FnOnce(bellperson::LinearCombination<Scalar>) -> bellperson::LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    Ok((begun.elapsed(), values.aux_slice().len()))
 }
 
 /// bellperson's synthesis of `circuit`: the time its prover (`create_proof`)
