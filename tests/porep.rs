@@ -236,6 +236,85 @@ fn the_shared_recorder_gives_the_sequential_witness() {
     assert!(witness == sequential, "8 MiB: the same witness");
 }
 
+/// The constraints recorded from one challenge (the job's path once a
+/// partition was recorded) give back the recorder's witness byte for byte
+/// from the values alone, on any number of threads; rows that do not give a
+/// recorded witness back are refused.
+#[test]
+fn the_recorded_constraints_give_the_recorders_witness() {
+    use blstrs::Scalar;
+    use c2prover::testkit::porep_c1::synthetic_c1;
+    use filecoin_proofs::constants::{SectorShape2KiB, SectorShape8MiB};
+    let capacity_of = |w: &c2prover::Witness| porep::Capacity {
+        constraints: w.a.len().next_power_of_two(),
+        inputs: w.inputs.len(),
+        aux: w.aux.len(),
+    };
+    let values = |partition: &porep::Partition<_>, capacity, threads| {
+        porep::values_shared(
+            |some| partition.circuit_of(some),
+            partition.challenges(),
+            None,
+            capacity,
+            threads,
+            porep::is_challenge,
+        )
+        .unwrap_or_else(|e| panic!("{threads} threads: {e:?}"))
+    };
+    let partition = porep::partitions::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())
+        .unwrap()
+        .remove(0);
+    let units = partition.challenges();
+    let recorded = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
+    let r1cs = porep::UnitsR1cs::learn(partition.circuit_of(&[0]).unwrap(), units, &recorded)
+        .expect("one challenge's constraints stand for the partition's");
+    for threads in [1, 2, 3, units + 1] {
+        let values = values(&partition, capacity_of(&recorded), threads);
+        assert!(
+            r1cs.witness(values).expect("evaluated") == recorded,
+            "{threads} threads"
+        );
+    }
+    // Values of another size are refused.
+    let mut short = values(&partition, capacity_of(&recorded), 2);
+    short.aux.pop();
+    assert_eq!(
+        r1cs.witness(short).expect_err("short").kind,
+        ErrorKind::InvalidArgument
+    );
+    // A witness the rows do not give back: one value, one density bit.
+    let mut wrong = recorded.clone();
+    let last = wrong.c.len() - wrong.inputs.len() - 1;
+    wrong.c[last] = c2prover::math::Fr(Scalar::from(12345u64).into());
+    let why =
+        porep::UnitsR1cs::learn(partition.circuit_of(&[0]).unwrap(), units, &wrong).expect_err("a wrong c");
+    assert!(why.contains("c of constraint"), "{why}");
+    let mut wrong = recorded.clone();
+    wrong.b_aux_density[0] ^= 1;
+    let why = porep::UnitsR1cs::learn(partition.circuit_of(&[0]).unwrap(), units, &wrong)
+        .expect_err("a wrong density");
+    assert!(why.contains("density"), "{why}");
+
+    let proof = porep::RegisteredSealProof::StackedDrg8MiBV1_1;
+    let prover = porep::prover_id(1000);
+    let json = synthetic_c1(proof, &prover, 3, 3).expect("a synthetic 8 MiB C1");
+    let partition = porep::partitions::<SectorShape8MiB>(porep::parse_c1_for(&json, &prover, 3).unwrap())
+        .unwrap()
+        .remove(0);
+    let recorded = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
+    let r1cs = porep::UnitsR1cs::learn(
+        partition.circuit_of(&[0]).unwrap(),
+        partition.challenges(),
+        &recorded,
+    )
+    .expect("8 MiB: learned");
+    let values = values(&partition, capacity_of(&recorded), 4);
+    assert!(
+        r1cs.witness(values).expect("evaluated") == recorded,
+        "8 MiB: the same witness"
+    );
+}
+
 /// Circuits that are not a common part and units of one shape, each
 /// reading only the common part, are found out (`Dependent`): the job
 /// then records them on one thread.
@@ -254,6 +333,10 @@ fn circuits_off_the_units_shape_are_refused() {
         ChainedUnits,
         /// A top-level constraint after the units.
         Trailer,
+        /// Units of one shape whose constraints differ (a coefficient
+        /// per unit): the shared recorder takes them; their constraints
+        /// are not one unit's.
+        UnitCoefficients,
     }
     struct Toy(Vec<usize>, Twist);
     impl Circuit<Scalar> for Toy {
@@ -267,7 +350,11 @@ fn circuits_off_the_units_shape_are_refused() {
                     (Twist::ChainedUnits, Some(previous)) => previous,
                     _ => base,
                 };
-                cs.enforce(|| "x·read", |lc| lc + x, |lc| lc + read, |lc| lc);
+                let k = match self.1 {
+                    Twist::UnitCoefficients => Scalar::from(u as u64 + 1),
+                    _ => Scalar::from(1),
+                };
+                cs.enforce(|| "x·read", |lc| lc + (k, x), |lc| lc + read, |lc| lc);
                 if u == 1 && matches!(self.1, Twist::UnevenUnits) {
                     cs.alloc(|| "extra", || Ok(Scalar::from(1)))?;
                 }
@@ -290,6 +377,7 @@ fn circuits_off_the_units_shape_are_refused() {
         Twist::UnevenUnits,
         Twist::ChainedUnits,
         Twist::Trailer,
+        Twist::UnitCoefficients,
     ] {
         let outcome = porep::record_shared(
             |some| Ok(Toy(some.to_vec(), twist)),
@@ -300,9 +388,26 @@ fn circuits_off_the_units_shape_are_refused() {
             porep::is_challenge,
         );
         match (twist, outcome) {
-            (Twist::None, Ok(witness)) => {
+            (Twist::None | Twist::UnitCoefficients, Ok(witness)) => {
                 let sequential = porep::Recorder::record(Toy(all.to_vec(), twist)).unwrap();
                 assert!(witness == sequential, "the toy's witness");
+                let learned = porep::UnitsR1cs::learn(Toy(vec![0], twist), all.len(), &witness);
+                match (twist, learned) {
+                    (Twist::None, Ok(r1cs)) => {
+                        let values = porep::values_shared(
+                            |some| Ok(Toy(some.to_vec(), twist)),
+                            all.len(),
+                            None,
+                            capacity,
+                            2,
+                            porep::is_challenge,
+                        )
+                        .expect("the toy's values");
+                        assert!(r1cs.witness(values).unwrap() == sequential);
+                    }
+                    (Twist::UnitCoefficients, Err(why)) => assert!(why.contains("differs"), "{why}"),
+                    (twist, other) => panic!("{twist:?}: {:?}", other.map(|_| ())),
+                }
             }
             (_, Err(porep::SharedFailure::Dependent(why))) if !matches!(twist, Twist::None) => {
                 assert!(!why.is_empty())

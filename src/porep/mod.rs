@@ -23,16 +23,18 @@ macro_rules! by_shape {
 }
 pub(crate) use by_shape;
 
+mod r1cs;
 mod recorder;
 mod seal;
 mod shared_recorder;
 
+pub use r1cs::UnitsR1cs;
 pub use recorder::{Capacity, Recorder};
 pub use seal::{
     parameter_files, partition_threads, seal_commit_phase2, Progress, SealJob, SealOptions,
     DEFAULT_PARAMS_DIR,
 };
-pub use shared_recorder::{record_shared, threads_for, SharedFailure};
+pub use shared_recorder::{record_shared, threads_for, values_shared, SharedFailure, Values};
 
 /// filecoin-ffi's prover id for a miner: the payload of its ID address (the
 /// miner id as an unsigned LEB128 varint) in 32 zeroed bytes.
@@ -63,6 +65,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::parameter_cache::ParameterSetMetadata;
 use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg};
 
 /// A C1 output from filecoin-proofs-api's JSON.
@@ -229,11 +232,48 @@ pub fn is_challenge(namespace: &str) -> bool {
     namespace.starts_with("challenge_")
 }
 
-/// A partition's witness, recorded on `threads` threads (`record_shared`,
-/// its challenges dealt out) into vectors of at most `capacity`; on one
-/// thread when the shared recorder finds the circuit is not what it
-/// expects.
+/// A partition's witness. Once the process knows the constraints of its
+/// circuit (`UnitsR1cs`, learned from the first partition recorded with
+/// the same parameters), only its values are synthesized, on `threads`
+/// threads, and a, b, c are products over the constraints. Until then, or
+/// when its values do not fit their shape, it is recorded on `threads`
+/// threads (`record_shared`), or on one when the shared recorder finds the
+/// circuit is not what it expects.
 pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
+    partition: &Partition<Tree>,
+    cancelled: Option<&AtomicBool>,
+    capacity: Capacity,
+    threads: usize,
+) -> Result<Witness> {
+    type Circuit<Tree> = StackedCircuit<Tree, DefaultPieceHasher>;
+    let (challenges, parameters) = (partition.challenges(), partition.parameters_id());
+    if let Some(r1cs) = r1cs::learned::<Circuit<Tree>>(&parameters, challenges) {
+        match values_shared(
+            |some| partition.circuit_of(some),
+            challenges,
+            cancelled,
+            capacity,
+            threads,
+            is_challenge,
+        ) {
+            Ok(values) => return r1cs.witness(values),
+            Err(SharedFailure::Failed(e)) => return Err(e),
+            Err(SharedFailure::Dependent(why)) => {
+                log::warn!("recording partition {} whole: {why}", partition.k)
+            }
+        }
+    }
+    let witness = record_whole(partition, cancelled, capacity, threads)?;
+    if r1cs::worth_learning::<Circuit<Tree>>(&parameters, challenges) {
+        r1cs::learn_once(partition.circuit_of(&[0])?, &parameters, challenges, &witness);
+    }
+    Ok(witness)
+}
+
+/// A partition's witness by the recorder, on `threads` threads
+/// (`record_shared`, its challenges dealt out); on one thread when the
+/// shared recorder finds the circuit is not what it expects.
+pub fn record_whole<Tree: 'static + MerkleTreeTrait>(
     partition: &Partition<Tree>,
     cancelled: Option<&AtomicBool>,
     capacity: Capacity,
@@ -276,6 +316,12 @@ impl<Tree: 'static + MerkleTreeTrait> Partition<Tree> {
     /// How many challenges it proves.
     pub fn challenges(&self) -> usize {
         self.vanilla.len()
+    }
+
+    /// filecoin-proofs' identifier of its parameters (of its circuit's
+    /// constraints).
+    pub fn parameters_id(&self) -> String {
+        self.public_params.identifier()
     }
 
     /// Its circuit, as filecoin-proofs' `seal_commit_phase2` builds it.

@@ -72,6 +72,80 @@ where
     C: Circuit<Scalar> + 'static,
     F: Fn(&[usize]) -> Result<C> + Sync,
 {
+    shared(
+        Mode::Witness,
+        circuit_of,
+        units,
+        cancelled,
+        capacity,
+        threads,
+        is_unit,
+    )
+}
+
+/// A witness's values alone: inputs (ONE first) and aux, in bellperson's
+/// order.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Values {
+    pub inputs: Vec<Fr>,
+    pub aux: Vec<Fr>,
+}
+
+/// `record_shared` computing the values alone, as bellperson's `WitnessCS`
+/// does: the constraints are counted, their linear combinations never
+/// built. a, b, c and the densities then come from the circuit's recorded
+/// constraints (`UnitsR1cs`). What a unit reads is not checked here (no
+/// linear combination is seen): the recorded constraints were checked
+/// against a whole recording.
+pub fn values_shared<C, F>(
+    circuit_of: F,
+    units: usize,
+    cancelled: Option<&AtomicBool>,
+    capacity: Capacity,
+    threads: usize,
+    is_unit: fn(&str) -> bool,
+) -> std::result::Result<Values, SharedFailure>
+where
+    C: Circuit<Scalar> + 'static,
+    F: Fn(&[usize]) -> Result<C> + Sync,
+{
+    let witness = shared(
+        Mode::Values,
+        circuit_of,
+        units,
+        cancelled,
+        capacity,
+        threads,
+        is_unit,
+    )?;
+    Ok(Values {
+        inputs: witness.inputs,
+        aux: witness.aux,
+    })
+}
+
+/// What the threads compute.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The witness as the recorder gives it.
+    Witness,
+    /// Inputs and aux only (a, b, c and the densities left empty).
+    Values,
+}
+
+fn shared<C, F>(
+    mode: Mode,
+    circuit_of: F,
+    units: usize,
+    cancelled: Option<&AtomicBool>,
+    capacity: Capacity,
+    threads: usize,
+    is_unit: fn(&str) -> bool,
+) -> std::result::Result<Witness, SharedFailure>
+where
+    C: Circuit<Scalar> + 'static,
+    F: Fn(&[usize]) -> Result<C> + Sync,
+{
     if units < 2 {
         return Err(SharedFailure::Dependent(format!(
             "{units} unit(s): nothing to share"
@@ -83,7 +157,16 @@ where
     let key = (TypeId::of::<C>(), units);
     let seen = lock(&SHAPES).get(&key).copied();
     if let Some(shape) = seen {
-        match record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit) {
+        match record_with(
+            mode,
+            shape,
+            &circuit_of,
+            units,
+            cancelled,
+            capacity,
+            threads,
+            is_unit,
+        ) {
             Ok(witness) => return Ok(witness),
             Err(Miss::OffShape(_)) => {
                 lock(&SHAPES).remove(&key);
@@ -92,7 +175,16 @@ where
         }
     }
     let shape = Shape::of(circuit_of(&[0]).map_err(SharedFailure::Failed)?, is_unit)?;
-    let witness = record_with(shape, &circuit_of, units, cancelled, capacity, threads, is_unit)?;
+    let witness = record_with(
+        mode,
+        shape,
+        &circuit_of,
+        units,
+        cancelled,
+        capacity,
+        threads,
+        is_unit,
+    )?;
     lock(&SHAPES).insert(key, shape);
     Ok(witness)
 }
@@ -138,8 +230,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `record_shared` with the shape known.
+/// `shared` with the shape known.
+#[allow(clippy::too_many_arguments)]
 fn record_with<C, F>(
+    mode: Mode,
     shape: Shape,
     circuit_of: &F,
     units: usize,
@@ -168,7 +262,7 @@ where
     }
     let threads = threads_for(units, threads);
     let per_thread = units.div_ceil(threads);
-    let out = Outputs::zeroed(total);
+    let out = Outputs::zeroed(total, mode);
     let ends: Vec<std::result::Result<ThreadEnd, Miss>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|me| {
@@ -225,14 +319,14 @@ pub fn threads_for(units: usize, threads: usize) -> usize {
 /// Sizes: aux variables, inputs (ONE included) and constraints (without
 /// bellperson's input constraints).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Counts {
-    aux: usize,
-    inputs: usize,
-    constraints: usize,
+pub(super) struct Counts {
+    pub(super) aux: usize,
+    pub(super) inputs: usize,
+    pub(super) constraints: usize,
 }
 
 impl Counts {
-    fn plus(self, unit: Counts, times: usize) -> Counts {
+    pub(super) fn plus(self, unit: Counts, times: usize) -> Counts {
         Counts {
             aux: self.aux + unit.aux * times,
             inputs: self.inputs + unit.inputs * times,
@@ -401,9 +495,11 @@ impl Cells {
 }
 
 /// The shared vectors, at the circuit's sizes (a, b and c with room for
-/// bellperson's input constraints). The aux densities are marked by any
-/// thread (units read the common part's variables).
+/// bellperson's input constraints; empty for values alone). The aux
+/// densities are marked by any thread (units read the common part's
+/// variables).
 struct Outputs {
+    mode: Mode,
     a: Cells,
     b: Cells,
     c: Cells,
@@ -415,16 +511,20 @@ struct Outputs {
 }
 
 impl Outputs {
-    fn zeroed(total: Counts) -> Outputs {
+    fn zeroed(total: Counts, mode: Mode) -> Outputs {
         let flags = |n| (0..n).into_par_iter().map(|_| AtomicBool::new(false)).collect();
-        let constraints = total.constraints + total.inputs;
+        let (constraints, marked) = match mode {
+            Mode::Witness => (total.constraints + total.inputs, total.aux),
+            Mode::Values => (0, 0),
+        };
         Outputs {
+            mode,
             a: Cells::zeroed(constraints),
             b: Cells::zeroed(constraints),
             c: Cells::zeroed(constraints),
             aux: Cells::zeroed(total.aux),
-            a_aux: flags(total.aux),
-            b_aux: flags(total.aux),
+            a_aux: flags(marked),
+            b_aux: flags(marked),
             stop: AtomicBool::new(false),
         }
     }
@@ -449,8 +549,10 @@ impl Outputs {
                 x.ok_or_else(|| Error::new(ErrorKind::Panic, format!("input {i} was computed by no thread")))
             })
             .collect::<Result<Vec<Scalar>>>()?;
-        for (i, &x) in inputs.iter().enumerate() {
-            self.a.set(total.constraints + i, x);
+        if self.mode == Mode::Witness {
+            for (i, &x) in inputs.iter().enumerate() {
+                self.a.set(total.constraints + i, x);
+            }
         }
         let bits = |flags: &[AtomicBool]| -> Vec<u64> {
             flags
@@ -779,7 +881,7 @@ impl ConstraintSystem<Scalar> for Share<'_> {
         let Some(k) = self.next(Kind::Constraint) else {
             return;
         };
-        if !self.records() {
+        if !self.records() || self.out.mode == Mode::Values {
             return;
         }
         let out = self.out;
