@@ -238,17 +238,32 @@ pub fn synthetic_c1(
 /// `with_bellperson`, the time of bellperson's own prover on the same
 /// circuit (filecoin-proofs' C2 path), in another thread at the same time;
 /// then, when `shared_threads` is set, the time of the shared recorder on
-/// that many threads (the C2 job's path), whose witness must equal the
-/// first one byte for byte.
+/// that many threads, and of the recorded constraints' path (the C2 job's
+/// paths before and after its first partition), whose witnesses must equal
+/// the first one byte for byte.
 pub struct PartitionSynthesis {
     pub witness: Witness,
     pub recorder: Duration,
     pub bellperson: Option<Duration>,
     pub shared: Option<Duration>,
+    pub constraints: Option<ConstraintsPath>,
     /// The values alone on one thread (aux and inputs, no linear
     /// combination evaluated), beside the recorder: what witness-only
     /// synthesis would start from.
     pub values_only: Duration,
+}
+
+/// The recorded constraints' path (`UnitsR1cs`) on a partition.
+pub struct ConstraintsPath {
+    /// Recording one challenge's constraints and checking them against
+    /// the recorder's witness (once per process).
+    pub learned: Duration,
+    /// Terms of A, B and C kept.
+    pub terms: usize,
+    /// The values alone on the shared threads.
+    pub values: Duration,
+    /// a, b and c as products over the constraints.
+    pub products: Duration,
 }
 
 /// See `PartitionSynthesis`.
@@ -326,6 +341,10 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
             Some(took)
         }
     };
+    let constraints = match shared_threads {
+        None => None,
+        Some(threads) => Some(constraints_path(&partition, &witness, threads)?),
+    };
     let (values_only, aux) = values;
     if aux != witness.aux.len() {
         return Err(Error::invalid("values only: another number of aux variables"));
@@ -335,7 +354,51 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
         recorder,
         bellperson,
         shared,
+        constraints,
         values_only,
+    })
+}
+
+/// `ConstraintsPath` on `partition`, whose recorded witness is `witness`.
+fn constraints_path<Tree: 'static + MerkleTreeTrait>(
+    partition: &crate::porep::Partition<Tree>,
+    witness: &Witness,
+    threads: usize,
+) -> Result<ConstraintsPath> {
+    let k = partition.challenges();
+    let begun = Instant::now();
+    let r1cs = crate::porep::UnitsR1cs::learn(partition.circuit_of(&[0])?, k, witness)
+        .map_err(|why| Error::invalid(format!("recording the constraints: {why}")))?;
+    let learned = begun.elapsed();
+    let capacity = crate::porep::Capacity {
+        constraints: witness.a.len(),
+        inputs: witness.inputs.len(),
+        aux: witness.aux.len(),
+    };
+    let begun = Instant::now();
+    let values = crate::porep::values_shared(
+        |some| partition.circuit_of(some),
+        k,
+        None,
+        capacity,
+        threads,
+        crate::porep::is_challenge,
+    )
+    .map_err(|e| Error::invalid(format!("the values on {threads} threads: {e:?}")))?;
+    let values_took = begun.elapsed();
+    let begun = Instant::now();
+    let again = r1cs.witness(values)?;
+    let products = begun.elapsed();
+    if again != *witness {
+        return Err(Error::invalid(
+            "the recorded constraints' witness differs from the recorder's",
+        ));
+    }
+    Ok(ConstraintsPath {
+        learned,
+        terms: r1cs.terms(),
+        values: values_took,
+        products,
     })
 }
 
