@@ -12,8 +12,11 @@
 //! densities of a whole partition the recorder made.
 //!
 //! Memory: a term is 8 bytes (variable, coefficient's index), so a 32 GiB
-//! PoRep partition's rows are those of one challenge (about 40 M terms,
-//! some 330 MB), not of its 18.
+//! PoRep partition's rows are those of one challenge (some 40 M terms,
+//! about 0.4 GiB with the whole partition's density bitmaps), not of its
+//! 18; they stay for the process's life, one set per parameters used, and
+//! are not counted in the host budget (a permit held for ever would stop a
+//! job larger than the budget from ever running alone).
 
 use super::shared_recorder::{Counts, Values};
 use crate::math::Fr;
@@ -151,6 +154,13 @@ impl UnitsR1cs {
     /// How many terms the rows hold (A, B and C).
     pub fn terms(&self) -> usize {
         self.a.terms.len() + self.b.terms.len() + self.c.terms.len()
+    }
+
+    /// The host memory it holds.
+    pub fn host_bytes(&self) -> usize {
+        let rows = |r: &Rows| r.starts.len() * 4 + r.terms.len() * std::mem::size_of::<Term>();
+        let densities = self.a_aux_density.len() + self.b_inp_density.len() + self.b_aux_density.len();
+        rows(&self.a) + rows(&self.b) + rows(&self.c) + self.coefficients.len() * 32 + densities * 8
     }
 
     /// The witness of the values `values`: a, b and c evaluated in parallel,
@@ -515,10 +525,11 @@ pub fn learn_once<C: Circuit<Scalar> + 'static>(
     let learned = match UnitsR1cs::learn(one_unit, units, whole) {
         Ok(r1cs) => {
             log::info!(
-                "constraints of {} recorded: {} terms, {} coefficients",
+                "constraints of {} recorded: {} terms, {} coefficients, {} MiB",
                 std::any::type_name::<C>(),
                 r1cs.terms(),
-                r1cs.coefficients.len()
+                r1cs.coefficients.len(),
+                r1cs.host_bytes() >> 20
             );
             Known::Learned(Arc::new(r1cs))
         }

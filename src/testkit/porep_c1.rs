@@ -258,8 +258,9 @@ pub struct ConstraintsPath {
     /// Recording one challenge's constraints and checking them against
     /// the recorder's witness (once per process).
     pub learned: Duration,
-    /// Terms of A, B and C kept.
+    /// Terms of A, B and C kept, and the host memory they hold.
     pub terms: usize,
+    pub host_bytes: usize,
     /// The values alone on the shared threads.
     pub values: Duration,
     /// a, b and c as products over the constraints.
@@ -397,6 +398,7 @@ fn constraints_path<Tree: 'static + MerkleTreeTrait>(
     Ok(ConstraintsPath {
         learned,
         terms: r1cs.terms(),
+        host_bytes: r1cs.host_bytes(),
         values: values_took,
         products,
     })

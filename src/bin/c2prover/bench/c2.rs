@@ -104,11 +104,12 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     }
     if let Some(path) = &partition0.constraints {
         println!(
-            "partition 0: constraints recorded and checked in {:.1} s ({} terms); then {:.1} s for the values on \
+            "partition 0: constraints recorded and checked in {:.1} s ({} terms, {}); then {:.1} s for the values on \
              {threads} threads and {:.1} s for a, b, c as products: {:.1} s (the job's path after its first \
              partition), the same witness",
             path.learned.as_secs_f64(),
             path.terms,
+            human(path.host_bytes as u64),
             path.values.as_secs_f64(),
             path.products.as_secs_f64(),
             (path.values + path.products).as_secs_f64()
