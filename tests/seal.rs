@@ -176,10 +176,19 @@ fn the_2kib_c2_equals_bellperson_for_the_same_r_and_s() {
     let (r, sv) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let fr = |x: Scalar| Fr(x.into());
     // Recorded on one thread, and its challenges on two (the shared
-    // recorder, the job's path on hosts with four cores or more).
-    let proofs: Vec<Vec<u8>> = [1, 2]
+    // recorder, the job's path on hosts with four cores or more); once a
+    // partition was recorded, values and the learned constraints (the
+    // job's path after its first partition).
+    let proofs: Vec<Vec<u8>> = [1, 2, 2]
         .into_iter()
-        .map(|threads| {
+        .enumerate()
+        .map(|(run, threads)| {
+            if run > 0 {
+                assert!(
+                    porep::learned_count() > 0,
+                    "the constraints are learned from the first proof"
+                );
+            }
             porep::seal_commit_phase2(
                 C1_API,
                 s.prover_id,

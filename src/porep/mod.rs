@@ -28,7 +28,7 @@ mod recorder;
 mod seal;
 mod shared_recorder;
 
-pub use r1cs::UnitsR1cs;
+pub use r1cs::{learned_count, UnitsR1cs};
 pub use recorder::{Capacity, Recorder};
 pub use seal::{
     parameter_files, partition_threads, seal_commit_phase2, Progress, SealJob, SealOptions,

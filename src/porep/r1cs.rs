@@ -500,6 +500,14 @@ pub fn learned<C: 'static>(parameters: &str, units: usize) -> Option<Arc<UnitsR1
     }
 }
 
+/// How many circuits' constraints the process has learned.
+pub fn learned_count() -> usize {
+    known()
+        .values()
+        .filter(|k| matches!(k, Known::Learned(_)))
+        .count()
+}
+
 /// Whether `learn_once` would try these circuits now.
 pub fn worth_learning<C: 'static>(parameters: &str, units: usize) -> bool {
     match known().get(&key::<C>(parameters, units)) {
