@@ -266,12 +266,12 @@ fn the_recorded_constraints_give_the_recorders_witness() {
         .remove(0);
     let units = partition.challenges();
     let recorded = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
-    let r1cs = porep::UnitsR1cs::learn(partition.circuit_of(&[0]).unwrap(), units, &recorded)
+    let r1cs = porep::learn_constraints(partition.circuit_of(&[0]).unwrap(), units, &recorded)
         .expect("one challenge's constraints stand for the partition's");
     for threads in [1, 2, 3, units + 1] {
         let values = values(&partition, capacity_of(&recorded), threads);
         assert!(
-            r1cs.witness(values).expect("evaluated") == recorded,
+            r1cs.witness(values.inputs, values.aux).expect("evaluated") == recorded,
             "{threads} threads"
         );
     }
@@ -279,7 +279,7 @@ fn the_recorded_constraints_give_the_recorders_witness() {
     let mut short = values(&partition, capacity_of(&recorded), 2);
     short.aux.pop();
     assert_eq!(
-        r1cs.witness(short).expect_err("short").kind,
+        r1cs.witness(short.inputs, short.aux).expect_err("short").kind,
         ErrorKind::InvalidArgument
     );
     // A witness the rows do not give back: one value, one density bit.
@@ -287,11 +287,11 @@ fn the_recorded_constraints_give_the_recorders_witness() {
     let last = wrong.c.len() - wrong.inputs.len() - 1;
     wrong.c[last] = c2prover::math::Fr(Scalar::from(12345u64).into());
     let why =
-        porep::UnitsR1cs::learn(partition.circuit_of(&[0]).unwrap(), units, &wrong).expect_err("a wrong c");
+        porep::learn_constraints(partition.circuit_of(&[0]).unwrap(), units, &wrong).expect_err("a wrong c");
     assert!(why.contains("c of constraint"), "{why}");
     let mut wrong = recorded.clone();
     wrong.b_aux_density[0] ^= 1;
-    let why = porep::UnitsR1cs::learn(partition.circuit_of(&[0]).unwrap(), units, &wrong)
+    let why = porep::learn_constraints(partition.circuit_of(&[0]).unwrap(), units, &wrong)
         .expect_err("a wrong density");
     assert!(why.contains("density"), "{why}");
 
@@ -302,7 +302,7 @@ fn the_recorded_constraints_give_the_recorders_witness() {
         .unwrap()
         .remove(0);
     let recorded = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
-    let r1cs = porep::UnitsR1cs::learn(
+    let r1cs = porep::learn_constraints(
         partition.circuit_of(&[0]).unwrap(),
         partition.challenges(),
         &recorded,
@@ -310,7 +310,7 @@ fn the_recorded_constraints_give_the_recorders_witness() {
     .expect("8 MiB: learned");
     let values = values(&partition, capacity_of(&recorded), 4);
     assert!(
-        r1cs.witness(values).expect("evaluated") == recorded,
+        r1cs.witness(values.inputs, values.aux).expect("evaluated") == recorded,
         "8 MiB: the same witness"
     );
 }
@@ -391,7 +391,7 @@ fn circuits_off_the_units_shape_are_refused() {
             (Twist::None | Twist::UnitCoefficients, Ok(witness)) => {
                 let sequential = porep::Recorder::record(Toy(all.to_vec(), twist)).unwrap();
                 assert!(witness == sequential, "the toy's witness");
-                let learned = porep::UnitsR1cs::learn(Toy(vec![0], twist), all.len(), &witness);
+                let learned = porep::learn_constraints(Toy(vec![0], twist), all.len(), &witness);
                 match (twist, learned) {
                     (Twist::None, Ok(r1cs)) => {
                         let values = porep::values_shared(
@@ -403,7 +403,7 @@ fn circuits_off_the_units_shape_are_refused() {
                             porep::is_challenge,
                         )
                         .expect("the toy's values");
-                        assert!(r1cs.witness(values).unwrap() == sequential);
+                        assert!(r1cs.witness(values.inputs, values.aux).unwrap() == sequential);
                     }
                     (Twist::UnitCoefficients, Err(why)) => assert!(why.contains("differs"), "{why}"),
                     (twist, other) => panic!("{twist:?}: {:?}", other.map(|_| ())),

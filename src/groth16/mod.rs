@@ -10,10 +10,12 @@
 
 mod assembly;
 mod assignment;
+pub mod constraints;
 pub mod queries;
 
 pub use assembly::{assemble, QuerySums};
 pub use assignment::{Assignment, Density, Witness};
+pub use constraints::UnitConstraints;
 pub use queries::{select, Mask, Queries, Query, Term, Vector, WitnessSums};
 
 use crate::error::{Error, Result};

@@ -28,7 +28,7 @@ mod recorder;
 mod seal;
 mod shared_recorder;
 
-pub use r1cs::{learned_count, UnitsR1cs};
+pub use r1cs::{learn as learn_constraints, learned_count};
 pub use recorder::{Capacity, Recorder};
 pub use seal::{
     parameter_files, partition_threads, seal_commit_phase2, Progress, SealJob, SealOptions,
@@ -233,7 +233,7 @@ pub fn is_challenge(namespace: &str) -> bool {
 }
 
 /// A partition's witness. Once the process knows the constraints of its
-/// circuit (`UnitsR1cs`, learned from the first partition recorded with
+/// circuit (`UnitConstraints`, learned from the first partition recorded with
 /// the same parameters), only its values are synthesized, on `threads`
 /// threads, and a, b, c are products over the constraints. Until then, or
 /// when its values do not fit their shape, it is recorded on `threads`
@@ -256,7 +256,7 @@ pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
             threads,
             is_challenge,
         ) {
-            Ok(values) => return r1cs.witness(values),
+            Ok(values) => return r1cs.witness(values.inputs, values.aux),
             Err(SharedFailure::Failed(e)) => return Err(e),
             Err(SharedFailure::Dependent(why)) => {
                 log::warn!("recording partition {} whole: {why}", partition.k)

@@ -94,7 +94,7 @@ pub struct Values {
 /// `record_shared` computing the values alone, as bellperson's `WitnessCS`
 /// does: the constraints are counted, their linear combinations never
 /// built. a, b, c and the densities then come from the circuit's recorded
-/// constraints (`UnitsR1cs`). What a unit reads is not checked here (no
+/// constraints (`UnitConstraints`). What a unit reads is not checked here (no
 /// linear combination is seen): the recorded constraints were checked
 /// against a whole recording.
 pub fn values_shared<C, F>(

@@ -253,7 +253,7 @@ pub struct PartitionSynthesis {
     pub values_only: Duration,
 }
 
-/// The recorded constraints' path (`UnitsR1cs`) on a partition.
+/// The recorded constraints' path (`UnitConstraints`) on a partition.
 pub struct ConstraintsPath {
     /// Recording one challenge's constraints and checking them against
     /// the recorder's witness (once per process).
@@ -368,7 +368,7 @@ fn constraints_path<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<ConstraintsPath> {
     let k = partition.challenges();
     let begun = Instant::now();
-    let r1cs = crate::porep::UnitsR1cs::learn(partition.circuit_of(&[0])?, k, witness)
+    let r1cs = crate::porep::learn_constraints(partition.circuit_of(&[0])?, k, witness)
         .map_err(|why| Error::invalid(format!("recording the constraints: {why}")))?;
     let learned = begun.elapsed();
     let capacity = crate::porep::Capacity {
@@ -388,7 +388,7 @@ fn constraints_path<Tree: 'static + MerkleTreeTrait>(
     .map_err(|e| Error::invalid(format!("the values on {threads} threads: {e:?}")))?;
     let values_took = begun.elapsed();
     let begun = Instant::now();
-    let again = r1cs.witness(values)?;
+    let again = r1cs.witness(values.inputs, values.aux)?;
     let products = begun.elapsed();
     if again != *witness {
         return Err(Error::invalid(
