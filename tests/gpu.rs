@@ -598,6 +598,88 @@ mod msm {
             .collect()
     }
 
+    /// a, b, c as products on the GPU over a units circuit's rows (random
+    /// rows of 0 to 5 terms, coefficients 1, −1 and others, inputs in the
+    /// common part and in the units) give the CPU's products' h, with and
+    /// without padding to the domain; values of the wrong size are refused.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn h_from_products_on_the_gpu_equals_cpu() {
+        use c2prover::backend::gpu::{
+            quotient_on_device, unit_products, upload_scalars, Abc, DeviceConstraints,
+        };
+        use c2prover::error::ErrorKind;
+        use c2prover::groth16::constraints::{Rows, Sizes, Term, INPUT};
+        use c2prover::groth16::UnitConstraints;
+        use c2prover::math::domain::Domain;
+        let _gpu = gpu("h_from_products_on_the_gpu_equals_cpu");
+        let mut rng = ChaCha8Rng::seed_from_u64(31);
+        for (units, unit_inputs) in [(1usize, 0usize), (5, 1), (37, 2), (1000, 1)] {
+            let common = Sizes {
+                aux: 3,
+                inputs: 2,
+                constraints: 4,
+            };
+            let unit = Sizes {
+                aux: 50,
+                inputs: unit_inputs,
+                constraints: 40,
+            };
+            let one = common.plus(unit, 1);
+            let coefficients: Vec<Fr> = [Fr::ONE, -Fr::ONE]
+                .into_iter()
+                .chain((0..10).map(|_| Fr::random(&mut rng)))
+                .collect();
+            let rows = [(); 3].map(|_| {
+                let mut rows = Rows::default();
+                for _ in 0..one.constraints {
+                    let n = rng.next_u32() % 6;
+                    let terms: Vec<Term> = (0..n)
+                        .map(|_| {
+                            let variable = if rng.next_u32() % 4 == 0 {
+                                INPUT | (rng.next_u32() % one.inputs as u32)
+                            } else {
+                                rng.next_u32() % one.aux as u32
+                            };
+                            Term {
+                                variable,
+                                coefficient: rng.next_u32() % coefficients.len() as u32,
+                            }
+                        })
+                        .collect();
+                    rows.push(terms).unwrap();
+                }
+                rows
+            });
+            let constraints = UnitConstraints::new(units, common, unit, coefficients, rows).unwrap();
+            let total = constraints.total();
+            let mut inputs: Vec<Fr> = (0..total.inputs).map(|_| Fr::random(&mut rng)).collect();
+            inputs[0] = Fr::ONE;
+            let aux: Vec<Fr> = (0..total.aux).map(|_| Fr::random(&mut rng)).collect();
+            let [a, b, c] = constraints.products(&inputs, &aux).unwrap();
+            let on_gpu = DeviceConstraints::upload(0, &constraints).unwrap();
+            assert_eq!(on_gpu.bytes(), DeviceConstraints::bytes_for(&constraints));
+            let aux_on_gpu = upload_scalars(0, &aux, None).unwrap();
+            let log_m = constraints.abc_len().next_power_of_two().trailing_zeros().max(1);
+            for log_m in [log_m, log_m + 1] {
+                let d = Domain::new(log_m).unwrap();
+                let cpu = c2prover::backend::cpu::h::quotient(&d, &a, &b, &c);
+                let abc = unit_products(0, &d, &on_gpu, &inputs, &aux_on_gpu).unwrap();
+                let (h, _) = quotient_on_device(0, &d, Abc::Device(abc)).unwrap();
+                assert!(
+                    h.to_host().unwrap() == cpu,
+                    "h of the GPU's products differs from the CPU's: {units} units, 2^{log_m}"
+                );
+            }
+            let d = Domain::new(log_m + 1).unwrap();
+            let short = upload_scalars(0, &aux[1..], None).unwrap();
+            let e = unit_products(0, &d, &on_gpu, &inputs, &short)
+                .err()
+                .expect("short aux");
+            assert_eq!(e.kind, ErrorKind::SizeMismatch, "{e}");
+        }
+    }
+
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn h_from_a_b_c_uploaded_ahead_equals_cpu() {

@@ -67,6 +67,31 @@ typedef struct c2p_msm_timing {
     float upload_ms, split_ms, sort_ms, buckets_ms, reduce_ms;
 } c2p_msm_timing;
 
+// A circuit of a common part and `units` units of one shape
+// (src/groth16/constraints.rs): its sizes. `inputs` counts the whole
+// circuit's (common_inputs + units · unit_inputs).
+typedef struct c2p_unit_shape {
+    uint64_t common_aux, common_inputs, common_constraints;
+    uint64_t unit_aux, unit_inputs, unit_constraints;
+    uint64_t units, inputs;
+} c2p_unit_shape;
+
+// One term of a row: a variable of the one-unit circuit (an input when bit
+// 31 is set, else aux) and its coefficient's index (0: 1, 1: −1).
+typedef struct c2p_term {
+    uint32_t variable, coefficient;
+} c2p_term;
+
+// The rows of A, B and C (index 0, 1, 2) of the one-unit circuit on a
+// device: row starts (u32, one more than rows), terms (c2p_term) and the
+// coefficients (Fr, Montgomery form).
+typedef struct c2p_unit_rows {
+    const void* starts[3];
+    const void* terms[3];
+    const void* coefficients;
+    c2p_unit_shape shape;
+} c2p_unit_rows;
+
 // Tuning from the library's configuration (src/config.rs validates it);
 // 0 in a field means the built-in choice.
 typedef struct c2p_tuning {
@@ -136,6 +161,11 @@ int c2p_cuda_msm_bytes(int device, enum c2p_curve curve, size_t n, enum c2p_scal
 int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c, size_t abc_size,
                       void* const* abc_device, const c2p_h_consts* consts, int overlap, void* h_out, void** h_device,
                       size_t* unreduced, c2p_h_timing* timing);
+// a, b, c = A·w, B·w, C·w over the rows on the device, from device arrays
+// of the inputs and aux values, into three new device arrays of 2^log_m
+// elements (zero past the rows) for c2p_cuda_quotient.
+int c2p_cuda_unit_products(int device, int log_m, const c2p_unit_rows* rows, const void* inputs, const void* aux,
+                           void** abc_out);
 // Device bytes an H step allocates (the twiddle table only if not yet made).
 int c2p_cuda_h_bytes(int device, int log_m, int abc_on_device, size_t* bytes);
 int c2p_cuda_ntt(int device, int log_m, const void* omega, const void* m_inv, void* values, void* forward,

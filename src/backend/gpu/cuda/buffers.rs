@@ -25,7 +25,7 @@ unsafe impl Sync for DeviceBuffer {}
 impl DeviceBuffer {
     /// A copy of `values` on GPU `device`, through the pinned staging
     /// buffers.
-    fn upload<T>(device: usize, values: &[T], what: &str) -> Result<DeviceBuffer> {
+    pub(super) fn upload<T>(device: usize, values: &[T], what: &str) -> Result<DeviceBuffer> {
         DeviceBuffer::upload_padded(device, values, std::mem::size_of_val(values), what, None)
     }
 

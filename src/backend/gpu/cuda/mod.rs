@@ -6,10 +6,12 @@
 mod buffers;
 mod device;
 mod ops;
+mod products;
 mod quotient;
 mod sys;
 
 pub use buffers::*;
 pub use device::*;
 pub use ops::*;
+pub use products::*;
 pub use quotient::*;

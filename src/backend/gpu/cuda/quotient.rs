@@ -82,6 +82,13 @@ pub struct DeviceAbc {
     log_m: u32,
 }
 
+impl DeviceAbc {
+    /// Three device arrays of 2^log_m elements, zero past `len`.
+    pub(super) fn from_arrays(bufs: [DeviceBuffer; 3], len: usize, log_m: u32) -> DeviceAbc {
+        DeviceAbc { bufs, len, log_m }
+    }
+}
+
 /// a, b, c (one length, at most the domain's size) to GPU `device` for an H
 /// step over `domain`, through the pinned staging buffers taken piece by
 /// piece, so that another circuit's MSMs upload their scalars in between.

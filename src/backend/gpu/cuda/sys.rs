@@ -7,6 +7,29 @@ use crate::backend::gpu::{Curve, HConstants, HTiming, ScalarsAt};
 use crate::error::{Error, ErrorKind, Result};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+/// `c2p_unit_shape`: a units circuit's sizes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct UnitShape {
+    pub common_aux: u64,
+    pub common_inputs: u64,
+    pub common_constraints: u64,
+    pub unit_aux: u64,
+    pub unit_inputs: u64,
+    pub unit_constraints: u64,
+    pub units: u64,
+    pub inputs: u64,
+}
+
+/// `c2p_unit_rows`: the rows of A, B and C on a device.
+#[repr(C)]
+pub(super) struct UnitRows {
+    pub starts: [*const c_void; 3],
+    pub terms: [*const c_void; 3],
+    pub coefficients: *const c_void,
+    pub shape: UnitShape,
+}
+
 extern "C" {
     pub(super) fn c2p_cuda_configure(tuning: *const crate::config::GpuTuning) -> c_int;
     pub(super) fn c2p_cuda_last_error() -> *const c_char;
@@ -103,6 +126,14 @@ extern "C" {
         h_device: *mut *mut c_void,
         unreduced: *mut usize,
         timing: *mut HTiming,
+    ) -> c_int;
+    pub(super) fn c2p_cuda_unit_products(
+        device: c_int,
+        log_m: c_int,
+        rows: *const UnitRows,
+        inputs: *const c_void,
+        aux: *const c_void,
+        abc_out: *mut *mut c_void,
     ) -> c_int;
     pub(super) fn c2p_cuda_h_bytes(
         device: c_int,
