@@ -25,6 +25,9 @@ pub enum Stage {
     /// (while another circuit's GPU stage runs), with the wait for the
     /// GPU's upload slot.
     AbcAhead,
+    /// a, b, c as products of the aux values on the GPU, for witnesses that
+    /// leave them to their constraints (inside AbcAhead or GpuH).
+    GpuProducts,
     /// Waiting for the GPU's lane (another circuit's GPU stage).
     LaneWait,
     /// The H step on the GPU (the upload of a, b, c unless it went ahead,
@@ -56,11 +59,12 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 15;
+    const COUNT: usize = 16;
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::CheckValues,
         Stage::ParamsUpload,
         Stage::AbcAhead,
+        Stage::GpuProducts,
         Stage::LaneWait,
         Stage::GpuH,
         Stage::GpuMsm,

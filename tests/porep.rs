@@ -196,13 +196,33 @@ fn the_shared_recorder_gives_the_sequential_witness() {
     assert!(partition.challenges() > 1);
     let sequential = porep::Recorder::record(partition.circuit().unwrap()).expect("recorded");
     let capacity = capacity_of(&sequential);
+    let mut left_to_constraints = 0;
     for threads in [1, 2, 3, partition.challenges() + 1] {
         let witness = shared(&partition, None, capacity, threads)
             .unwrap_or_else(|e| panic!("{threads} threads: {e:?}"));
         assert!(witness == sequential, "{threads} threads: the same witness");
+        // Once the constraints are learned (after the first), the job's
+        // witness leaves a, b, c to them.
         let through_the_job = porep::record_partition(&partition, None, capacity, threads).expect("recorded");
-        assert!(through_the_job == sequential);
+        let expanded = match &through_the_job.products {
+            Some(constraints) => {
+                assert!(
+                    through_the_job.a.is_empty(),
+                    "a, b, c are left to the constraints"
+                );
+                left_to_constraints += 1;
+                constraints
+                    .witness(through_the_job.inputs.clone(), through_the_job.aux.clone())
+                    .unwrap()
+            }
+            None => through_the_job,
+        };
+        assert!(expanded == sequential);
     }
+    assert!(
+        left_to_constraints >= 3,
+        "the job's path after its first partition was taken"
+    );
     let smaller = porep::Capacity {
         aux: sequential.aux.len() - 1,
         ..capacity

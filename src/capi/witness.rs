@@ -67,6 +67,7 @@ pub(crate) fn borrow_assignments<'a>(
                     c.aux_assignment_size,
                     &name("aux_assignment_data"),
                 )?,
+                products: None,
             })
         })
         .collect()
@@ -142,6 +143,7 @@ pub(crate) fn own(a: &Assignment, canonical: bool) -> Result<Witness, Error> {
         c: copy(a.c)?,
         inputs: copy(a.inputs)?,
         aux: copy(a.aux)?,
+        products: None,
     })
 }
 

@@ -202,7 +202,7 @@ pub fn admit(
 pub fn job_bytes(params: &Parameters, circuits: &[Assignment], gpus: usize) -> usize {
     let witnesses: usize = circuits
         .iter()
-        .map(|c| witness_bytes(c.a.len(), c.inputs.len(), c.aux.len()))
+        .map(|c| witness_bytes(c.abc_len(), c.inputs.len(), c.aux.len()))
         .sum();
     witnesses + working_bytes(params, circuits, gpus)
 }

@@ -2,11 +2,13 @@
 //! (density bitmaps, the a/b/c evaluations over the constraints, and the
 //! input and aux values), borrowed from the caller.
 
+use super::UnitConstraints;
 use crate::error::{Error, Result};
 use crate::math::bits_set_below;
 use crate::math::Fr;
 use crate::params::Parameters;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Values one rayon task scans when looking for one not below the modulus.
 const SCAN_CHUNK: usize = 1 << 16;
@@ -50,13 +52,17 @@ pub struct Assignment<'a> {
     pub b_inp_density: Density<'a>,
     /// Aux variables in the B query.
     pub b_aux_density: Density<'a>,
-    /// A, B and C evaluated at each constraint (abc_size entries each).
+    /// A, B and C evaluated at each constraint (abc_size entries each);
+    /// empty when `products` gives them.
     pub a: &'a [Fr],
     pub b: &'a [Fr],
     pub c: &'a [Fr],
     /// Input values, ONE first.
     pub inputs: &'a [Fr],
     pub aux: &'a [Fr],
+    /// The circuit's constraints, when a, b and c are to be computed from
+    /// the values by the prover (on a GPU, where the H step reads them).
+    pub products: Option<&'a Arc<UnitConstraints>>,
 }
 
 impl Assignment<'_> {
@@ -73,8 +79,22 @@ impl Assignment<'_> {
                 params.num_aux()
             )));
         }
-        let abc = self.a.len();
-        if self.b.len() != abc || self.c.len() != abc {
+        if let Some(p) = self.products {
+            let total = p.total();
+            if !self.a.is_empty() || !self.b.is_empty() || !self.c.is_empty() {
+                return Err(at(
+                    "a, b and c are given and left to the constraints at once".into()
+                ));
+            }
+            if (total.inputs, total.aux) != (n_in, n_aux) {
+                return Err(at(format!(
+                    "{n_in} inputs and {n_aux} aux values for constraints of {} and {}",
+                    total.inputs, total.aux
+                )));
+            }
+        }
+        let abc = self.abc_len();
+        if self.products.is_none() && (self.b.len() != abc || self.c.len() != abc) {
             return Err(at(format!(
                 "a, b and c must have the same length, got {}, {} and {}",
                 abc,
@@ -134,6 +154,20 @@ impl Assignment<'_> {
         Ok(())
     }
 
+    /// Entries of a, b and c.
+    pub fn abc_len(&self) -> usize {
+        self.products.map_or(self.a.len(), |p| p.abc_len())
+    }
+
+    /// a, b and c on the host: `None` when given, else the products of the
+    /// values (for the CPU's H step, and a GPU stage that cannot make them
+    /// on the device).
+    pub fn host_products(&self) -> Result<Option<[Vec<Fr>; 3]>> {
+        self.products
+            .map(|p| p.products(self.inputs, self.aux))
+            .transpose()
+    }
+
     /// Checks every a, b, c, input and aux value is below the modulus:
     /// bellperson never produces one that is not, and the GPU and CPU
     /// backends would not agree on it. `index` names the circuit.
@@ -184,6 +218,9 @@ pub struct Witness {
     pub c: Vec<Fr>,
     pub inputs: Vec<Fr>,
     pub aux: Vec<Fr>,
+    /// The constraints a, b and c come from when they are left empty (see
+    /// `UnitConstraints::values_witness`).
+    pub products: Option<Arc<UnitConstraints>>,
 }
 
 impl Witness {
@@ -207,6 +244,7 @@ impl Witness {
             c: &self.c,
             inputs: &self.inputs,
             aux: &self.aux,
+            products: self.products.as_ref(),
         }
     }
 }

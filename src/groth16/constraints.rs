@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::math::Fr;
 use crate::Witness;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// A term's variable: an input when this bit is set, else an aux variable.
 pub const INPUT: u32 = 1 << 31;
@@ -109,7 +110,7 @@ pub enum Matrix {
 }
 
 /// See the module.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct UnitConstraints {
     units: usize,
     common: Sizes,
@@ -254,6 +255,25 @@ impl UnitConstraints {
             b_aux_density: self.b_aux_density.clone(),
             inputs,
             aux,
+            products: None,
+        })
+    }
+
+    /// The witness of these values with a, b and c left to the prover
+    /// (`Witness::products`): on a GPU they are products there, and only
+    /// the values cross PCIe.
+    pub fn values_witness(self: &Arc<Self>, inputs: Vec<Fr>, aux: Vec<Fr>) -> Result<Witness> {
+        self.check_sizes(&inputs, &aux)?;
+        Ok(Witness {
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
+            a_aux_density: self.a_aux_density.clone(),
+            b_inp_density: self.b_inp_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+            inputs,
+            aux,
+            products: Some(self.clone()),
         })
     }
 

@@ -235,7 +235,8 @@ pub fn is_challenge(namespace: &str) -> bool {
 /// A partition's witness. Once the process knows the constraints of its
 /// circuit (`UnitConstraints`, learned from the first partition recorded with
 /// the same parameters), only its values are synthesized, on `threads`
-/// threads, and a, b, c are products over the constraints. Until then, or
+/// threads, and a, b, c are left to the prover (products over the
+/// constraints, on the GPU where it proves there). Until then, or
 /// when its values do not fit their shape, it is recorded on `threads`
 /// threads (`record_shared`), or on one when the shared recorder finds the
 /// circuit is not what it expects.
@@ -256,7 +257,7 @@ pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
             threads,
             is_challenge,
         ) {
-            Ok(values) => return r1cs.witness(values.inputs, values.aux),
+            Ok(values) => return r1cs.values_witness(values.inputs, values.aux),
             Err(SharedFailure::Failed(e)) => return Err(e),
             Err(SharedFailure::Dependent(why)) => {
                 log::warn!("recording partition {} whole: {why}", partition.k)

@@ -138,6 +138,7 @@ impl<'a> Recorder<'a> {
             c: frs(self.c),
             inputs: frs(self.inputs),
             aux: frs(self.aux),
+            products: None,
         }
     }
 

@@ -585,6 +585,7 @@ impl Outputs {
             c: self.c.into_frs(),
             inputs: inputs.into_iter().map(|x| Fr(x.into())).collect(),
             aux: self.aux.into_frs(),
+            products: None,
         })
     }
 }

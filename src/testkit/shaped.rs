@@ -256,6 +256,7 @@ impl PorepShape {
             c: evals(mix.abc_zeros[2], 8),
             inputs,
             aux,
+            products: None,
         }
     }
 }

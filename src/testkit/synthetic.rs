@@ -215,6 +215,7 @@ impl Circuit {
             c: self.constraints.par_iter().map(|c| self.eval(&c.c)).collect(),
             inputs: self.inputs.clone(),
             aux: self.aux.clone(),
+            products: None,
         };
         w.a.extend_from_slice(&self.inputs);
         w.b.resize(w.a.len(), Fr::ZERO);

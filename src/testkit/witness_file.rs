@@ -142,6 +142,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Witness>> {
             c: cur.scalars(abc, &at("c"))?,
             inputs: cur.scalars(n_inputs, &at("inputs"))?,
             aux: cur.scalars(n_aux, &at("aux"))?,
+            products: None,
         });
     }
     if cur.pos != bytes.len() {

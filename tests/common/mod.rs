@@ -98,6 +98,7 @@ impl Recorder {
             c: frs(&cs.c),
             inputs: frs(&cs.inputs),
             aux: frs(&cs.aux),
+            products: None,
         }
     }
 }

@@ -68,6 +68,7 @@ pub fn assignment<S>(p: &Assignment<S>) -> c2prover::Assignment<'_> {
         c: fr_slice(p.c, p.abc_size, "c"),
         inputs: fr_slice(p.inp_assignment_data, p.inp_assignment_size, "inp_assignment_data"),
         aux: fr_slice(p.aux_assignment_data, p.aux_assignment_size, "aux_assignment_data"),
+        products: None,
     }
 }
 

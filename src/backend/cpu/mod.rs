@@ -20,7 +20,10 @@ pub fn sums(call: &Call, index: usize, w: &Assignment) -> Result<QuerySums> {
         timed(Stage::CheckValues, || w.check_reduced(index))?;
     }
     let started = Instant::now();
-    let h = h::quotient(call.domain, w.a, w.b, w.c);
+    let h = match w.host_products()? {
+        Some([a, b, c]) => h::quotient(call.domain, &a, &b, &c),
+        None => h::quotient(call.domain, w.a, w.b, w.c),
+    };
     let h_done = Instant::now();
     STATS.add(Stage::CpuH, h_done - started);
     call.check_cancelled()?;

@@ -207,10 +207,17 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
                 break;
             }
             call.check_cancelled()?;
+            // Left to the constraints, a, b, c are made here, on the host:
+            // the streamed path keeps no aux values on the GPU.
+            let products = w.host_products()?;
+            let [a, b, c] = match &products {
+                Some([a, b, c]) => [&a[..], b, c],
+                None => [w.a, w.b, w.c],
+            };
             let abc = gpu::Abc::Host {
-                a: w.a,
-                b: w.b,
-                c: w.c,
+                a,
+                b,
+                c,
                 check: (!call.values_checked).then_some(index),
             };
             match gpu::quotient_on_device(gpu, call.domain, abc) {

@@ -1,6 +1,7 @@
 //! The GPU backend (built with the `cuda` feature): the safe calls into
 //! the kernels in `cuda/` (`cuda`), the device memory model (`memory`),
 //! each GPU's lane (`lanes`), the parameters' resident copies (`resident`),
+//! the copies of circuits' constraints (`constraints`),
 //! MSMs over streamed points (`streamed`), a circuit's GPU stage (`stage`)
 //! and the circuits of a call proved together over streamed points
 //! (`group`).
@@ -9,6 +10,7 @@
 mod cuda;
 pub use cuda::*;
 
+pub mod constraints;
 pub mod group;
 pub mod lanes;
 pub mod memory;

@@ -2,14 +2,14 @@
 //! the lane, the H step and the five MSMs over resident or streamed points,
 //! with the witness MSMs beside H's when the device budget holds both.
 
-use super::{group, lanes, resident};
+use super::{constraints, group, lanes, resident};
 use crate::backend::gpu;
 use crate::backend::{check_cancelled, Call};
 use crate::error::{Error, ErrorKind, Result};
 use crate::faults;
 use crate::groth16::{select, Assignment, Queries, Query, QuerySums, Term, Vector, WitnessSums};
 use crate::math::domain::Domain;
-use crate::math::G1;
+use crate::math::{Fr, G1};
 use crate::params::Parameters;
 use crate::stats::{timed, Stage, STATS};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,7 +132,7 @@ fn gpu_stage(
     (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
     gpu: usize,
 ) -> Result<QuerySums> {
-    let Circuit { index, w, check } = circuit;
+    let Circuit { index, w, .. } = circuit;
     let cancelled = call.cancelled;
     let queued = Instant::now();
     let _lane = lane.unwrap_or_else(|| lanes::gpu_lane(gpu));
@@ -143,17 +143,9 @@ fn gpu_stage(
     let (abc, aux) = match ahead {
         Some(Ahead { abc, aux, slot }) => {
             drop(slot);
-            (gpu::Abc::Device(abc), aux)
+            (Some(abc), aux)
         }
-        None => (
-            gpu::Abc::Host {
-                a: w.a,
-                b: w.b,
-                c: w.c,
-                check,
-            },
-            None,
-        ),
+        None => (None, None),
     };
     // A job freed while it queued for the GPU gives the lane straight back.
     check_cancelled(cancelled)?;
@@ -175,6 +167,51 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
     );
 }
 
+/// a, b, c from the host for an H step: `w`'s own, or `made` (the products
+/// of its values, when it leaves them to its constraints).
+fn host_abc<'a>(w: &'a Assignment, made: &'a Option<[Vec<Fr>; 3]>, check: Option<usize>) -> gpu::Abc<'a> {
+    match made {
+        Some([a, b, c]) => gpu::Abc::Host { a, b, c, check },
+        None => gpu::Abc::Host {
+            a: w.a,
+            b: w.b,
+            c: w.c,
+            check,
+        },
+    }
+}
+
+/// `w`'s a, b, c on GPU `gpu` when it leaves them to its constraints:
+/// products there of its aux values, uploaded here unless they are already
+/// (`aux`, which keeps them for the MSMs); `None` without room.
+fn products_in_lane(
+    gpu: usize,
+    domain: &Domain,
+    w: &Assignment,
+    aux: &mut Option<gpu::DeviceScalars>,
+    check: Option<usize>,
+) -> Result<Option<gpu::DeviceAbc>> {
+    if w.products.is_none() {
+        return Ok(None);
+    }
+    if aux.is_none() {
+        *aux = upload_aux(gpu, w, check)?;
+    }
+    let Some(on_gpu) = aux.as_ref() else {
+        return Ok(None);
+    };
+    match timed(Stage::GpuProducts, || {
+        constraints::products_on_device(gpu, domain, w, on_gpu)
+    }) {
+        Ok(abc) => Ok(Some(abc)),
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            log::debug!("a, b, c made on the host: no room for them on GPU {gpu} ({e})");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The GPU stage over resident points: the H step leaves h on the GPU for
 /// its MSM. The four witness MSMs run beside the H step and H's MSM, on a
 /// thread (and streams) of their own, when the GPU's memory holds both
@@ -186,7 +223,7 @@ fn resident_stage(
     call: &Call,
     device: &gpu::DeviceParams,
     circuit: Circuit,
-    (abc, aux): (gpu::Abc, Option<gpu::DeviceScalars>),
+    (ahead, aux): (Option<gpu::DeviceAbc>, Option<gpu::DeviceScalars>),
     gpu: usize,
     waited: Instant,
 ) -> Result<QuerySums> {
@@ -194,6 +231,21 @@ fn resident_stage(
     let Call {
         domain, cancelled, ..
     } = *call;
+    let mut aux = aux;
+    let on_device = match ahead {
+        Some(abc) => Some(abc),
+        None => products_in_lane(gpu, domain, w, &mut aux, check)?,
+    };
+    // Otherwise a, b, c go up from the host (made there when `w` leaves
+    // them to its constraints).
+    let made = match on_device {
+        Some(_) => None,
+        None => w.host_products()?,
+    };
+    let abc = match on_device {
+        Some(abc) => gpu::Abc::Device(abc),
+        None => host_abc(w, &made, check),
+    };
     let beside = witness_beside_h(gpu, domain, w, matches!(abc, gpu::Abc::Device(_)), aux.is_some());
     log::debug!(
         "circuit {index}: witness MSMs {} the H side",
@@ -233,12 +285,11 @@ fn resident_stage(
                 );
                 check_cancelled(cancelled)?;
                 faults::BESIDE_RERUNS.fetch_add(1, Ordering::SeqCst);
-                h_side(gpu::Abc::Host {
-                    a: w.a,
-                    b: w.b,
-                    c: w.c,
-                    check,
-                })?
+                let again = match made {
+                    Some(_) => None,
+                    None => w.host_products()?,
+                };
+                h_side(host_abc(w, if again.is_some() { &again } else { &made }, check))?
             }
             other => other?,
         };
@@ -313,6 +364,15 @@ fn upload_ahead(
     let ahead = if !gpu::memory::fits(gpu, abc_bytes + lane, "a, b, c ahead") {
         log::debug!("a, b, c not uploaded ahead: too little room on GPU {gpu}");
         None
+    } else if w.products.is_some() {
+        // Left to the constraints: products of the aux values, which go up
+        // first (and stay for the MSMs).
+        if gpu::memory::fits(gpu, abc_bytes + aux_bytes + lane, "aux ahead for a, b, c") {
+            let mut aux = None;
+            products_in_lane(gpu, domain, w, &mut aux, check)?.map(|abc| Ahead { abc, aux, slot })
+        } else {
+            None
+        }
     } else {
         match gpu::upload_abc(gpu, domain, w.a, w.b, w.c, check) {
             Ok(abc) => {
