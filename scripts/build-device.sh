@@ -25,5 +25,5 @@ ls -la .device
 # The device tool carries at most 64 MiB: the GPU suite's binaries, packed
 # (carry .device-pack; scripts/device-run.sh unpacks it).
 mkdir -p .device-pack
-tar -C .device -cJf .device-pack/bins.tar.xz unit gpu gpu_budget gpu_faults bellperson_identity engine c_abi params prover_errors seal c2prover
+tar -C .device -cJf .device-pack/bins.tar.xz unit gpu gpu_budget gpu_faults bellperson_identity products engine c_abi params prover_errors seal c2prover
 ls -la .device-pack

@@ -609,53 +609,11 @@ mod msm {
             quotient_on_device, unit_products, upload_scalars, Abc, DeviceConstraints,
         };
         use c2prover::error::ErrorKind;
-        use c2prover::groth16::constraints::{Rows, Sizes, Term, INPUT};
-        use c2prover::groth16::UnitConstraints;
         use c2prover::math::domain::Domain;
         let _gpu = gpu("h_from_products_on_the_gpu_equals_cpu");
-        let mut rng = ChaCha8Rng::seed_from_u64(31);
         for (units, unit_inputs) in [(1usize, 0usize), (5, 1), (37, 2), (1000, 1)] {
-            let common = Sizes {
-                aux: 3,
-                inputs: 2,
-                constraints: 4,
-            };
-            let unit = Sizes {
-                aux: 50,
-                inputs: unit_inputs,
-                constraints: 40,
-            };
-            let one = common.plus(unit, 1);
-            let coefficients: Vec<Fr> = [Fr::ONE, -Fr::ONE]
-                .into_iter()
-                .chain((0..10).map(|_| Fr::random(&mut rng)))
-                .collect();
-            let rows = [(); 3].map(|_| {
-                let mut rows = Rows::default();
-                for _ in 0..one.constraints {
-                    let n = rng.next_u32() % 6;
-                    let terms: Vec<Term> = (0..n)
-                        .map(|_| {
-                            let variable = if rng.next_u32() % 4 == 0 {
-                                INPUT | (rng.next_u32() % one.inputs as u32)
-                            } else {
-                                rng.next_u32() % one.aux as u32
-                            };
-                            Term {
-                                variable,
-                                coefficient: rng.next_u32() % coefficients.len() as u32,
-                            }
-                        })
-                        .collect();
-                    rows.push(terms).unwrap();
-                }
-                rows
-            });
-            let constraints = UnitConstraints::new(units, common, unit, coefficients, rows).unwrap();
-            let total = constraints.total();
-            let mut inputs: Vec<Fr> = (0..total.inputs).map(|_| Fr::random(&mut rng)).collect();
-            inputs[0] = Fr::ONE;
-            let aux: Vec<Fr> = (0..total.aux).map(|_| Fr::random(&mut rng)).collect();
+            let (constraints, inputs, aux) =
+                c2prover::testkit::synthetic::unit_constraints(units, unit_inputs, 31).unwrap();
             let [a, b, c] = constraints.products(&inputs, &aux).unwrap();
             let on_gpu = DeviceConstraints::upload(0, &constraints).unwrap();
             assert_eq!(on_gpu.bytes(), DeviceConstraints::bytes_for(&constraints));

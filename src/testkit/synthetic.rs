@@ -436,6 +436,57 @@ impl<P: FixedBaseGroup> FixedBase<P> {
     }
 }
 
+/// Random constraints of `units` units of one shape (`UnitConstraints`: a
+/// common part of 3 aux variables, 2 inputs and 4 constraints; units of 50
+/// aux variables, `unit_inputs` inputs and 40 constraints; rows of 0 to 5
+/// terms, a quarter of them inputs, with the coefficients 1, −1 and ten
+/// others) and random values for them, ONE first.
+pub fn unit_constraints(
+    units: usize,
+    unit_inputs: usize,
+    seed: u64,
+) -> Result<(std::sync::Arc<crate::groth16::UnitConstraints>, Vec<Fr>, Vec<Fr>)> {
+    use crate::groth16::constraints::{Rows, Sizes, Term, INPUT};
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let common = Sizes {
+        aux: 3,
+        inputs: 2,
+        constraints: 4,
+    };
+    let unit = Sizes {
+        aux: 50,
+        inputs: unit_inputs,
+        constraints: 40,
+    };
+    let one = common.plus(unit, 1);
+    let coefficients: Vec<Fr> = [Fr::ONE, -Fr::ONE]
+        .into_iter()
+        .chain((0..10).map(|_| Fr::random(&mut rng)))
+        .collect();
+    let mut rows: [Rows; 3] = Default::default();
+    for matrix in &mut rows {
+        for _ in 0..one.constraints {
+            let terms: Vec<Term> = (0..rng.next_u32() % 6)
+                .map(|_| Term {
+                    variable: if rng.next_u32() % 4 == 0 {
+                        INPUT | (rng.next_u32() % one.inputs as u32)
+                    } else {
+                        rng.next_u32() % one.aux as u32
+                    },
+                    coefficient: rng.next_u32() % coefficients.len() as u32,
+                })
+                .collect();
+            matrix.push(terms)?;
+        }
+    }
+    let constraints = crate::groth16::UnitConstraints::new(units, common, unit, coefficients, rows)?;
+    let total = constraints.total();
+    let mut inputs: Vec<Fr> = (0..total.inputs).map(|_| Fr::random(&mut rng)).collect();
+    inputs[0] = Fr::ONE;
+    let aux = (0..total.aux).map(|_| Fr::random(&mut rng)).collect();
+    Ok((std::sync::Arc::new(constraints), inputs, aux))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
