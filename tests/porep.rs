@@ -166,6 +166,15 @@ fn every_interactive_proof_type_builds_its_circuits() {
     }
 }
 
+/// Sizes to record a witness like `w` into.
+fn capacity_of(w: &c2prover::Witness) -> porep::Capacity {
+    porep::Capacity {
+        constraints: w.a.len().next_power_of_two(),
+        inputs: w.inputs.len(),
+        aux: w.aux.len(),
+    }
+}
+
 /// The shared recorder (the C2 job's path: a partition's challenges on
 /// several threads) gives the sequential recorder's witness byte for byte,
 /// on any number of threads, for the real 2 KiB circuit and a synthetic
@@ -175,11 +184,6 @@ fn every_interactive_proof_type_builds_its_circuits() {
 fn the_shared_recorder_gives_the_sequential_witness() {
     use c2prover::testkit::porep_c1::synthetic_c1;
     use filecoin_proofs::constants::{SectorShape2KiB, SectorShape8MiB};
-    let capacity_of = |w: &c2prover::Witness| porep::Capacity {
-        constraints: w.a.len().next_power_of_two(),
-        inputs: w.inputs.len(),
-        aux: w.aux.len(),
-    };
     let partition = porep::partitions::<SectorShape2KiB>(porep::parse_c1(C1_API).unwrap())
         .unwrap()
         .remove(0);
@@ -265,11 +269,6 @@ fn the_recorded_constraints_give_the_recorders_witness() {
     use blstrs::Scalar;
     use c2prover::testkit::porep_c1::synthetic_c1;
     use filecoin_proofs::constants::{SectorShape2KiB, SectorShape8MiB};
-    let capacity_of = |w: &c2prover::Witness| porep::Capacity {
-        constraints: w.a.len().next_power_of_two(),
-        inputs: w.inputs.len(),
-        aux: w.aux.len(),
-    };
     let values = |partition: &porep::Partition<_>, capacity, threads| {
         porep::values_shared(
             |some| partition.circuit_of(some),

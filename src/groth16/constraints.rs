@@ -99,6 +99,15 @@ impl Sizes {
             constraints: self.constraints + unit.constraints * times,
         }
     }
+
+    /// These sizes less `earlier` (at most these).
+    pub fn minus(self, earlier: Sizes) -> Sizes {
+        Sizes {
+            aux: self.aux - earlier.aux,
+            inputs: self.inputs - earlier.inputs,
+            constraints: self.constraints - earlier.constraints,
+        }
+    }
 }
 
 /// Which matrix.

@@ -14,7 +14,6 @@
 //! used, and are not counted in the host budget (a permit held for ever
 //! would stop a job larger than the budget from ever running alone).
 
-use super::shared_recorder::Counts;
 use crate::groth16::constraints::{Matrix, Rows, Sizes, Term, INPUT};
 use crate::groth16::UnitConstraints;
 use crate::math::Fr;
@@ -43,12 +42,12 @@ pub fn learn<C: Circuit<Scalar>>(
     if let Some(why) = cs.refused {
         return Err(why);
     }
-    let one = Counts {
+    let one = Sizes {
         aux: cs.aux,
         inputs: cs.inputs,
         constraints: cs.rows[0].len(),
     };
-    let total = Counts {
+    let total = Sizes {
         aux: whole.aux.len(),
         inputs: whole.inputs.len(),
         constraints: whole.a.len().saturating_sub(whole.inputs.len()),
@@ -56,35 +55,27 @@ pub fn learn<C: Circuit<Scalar>>(
     let (common, unit) = split(one, total, units)
         .ok_or_else(|| format!("{units} units of {total:?} are not a common part and units of {one:?}"))?;
     let coefficients = cs.coefficients.values.into_iter().map(|c| Fr(c.into())).collect();
-    let constraints = UnitConstraints::new(units, sizes(common), sizes(unit), coefficients, cs.rows)
-        .map_err(|e| e.message)?;
+    let constraints =
+        UnitConstraints::new(units, common, unit, coefficients, cs.rows).map_err(|e| e.message)?;
     match constraints.first_difference(whole) {
         None => Ok(constraints),
         Some(why) => Err(why),
     }
 }
 
-fn sizes(c: Counts) -> Sizes {
-    Sizes {
-        aux: c.aux,
-        inputs: c.inputs,
-        constraints: c.constraints,
-    }
-}
-
 /// The common part's and a unit's sizes from those of one unit and of
 /// `units` units.
-fn split(one: Counts, total: Counts, units: usize) -> Option<(Counts, Counts)> {
+fn split(one: Sizes, total: Sizes, units: usize) -> Option<(Sizes, Sizes)> {
     let per_unit = |one: usize, total: usize| {
         let more = total.checked_sub(one)?;
         (units >= 2 && more % (units - 1) == 0).then(|| more / (units - 1))
     };
-    let unit = Counts {
+    let unit = Sizes {
         aux: per_unit(one.aux, total.aux)?,
         inputs: per_unit(one.inputs, total.inputs)?,
         constraints: per_unit(one.constraints, total.constraints)?,
     };
-    let common = Counts {
+    let common = Sizes {
         aux: one.aux.checked_sub(unit.aux)?,
         inputs: one.inputs.checked_sub(unit.inputs)?,
         constraints: one.constraints.checked_sub(unit.constraints)?,

@@ -29,6 +29,7 @@
 
 use super::recorder::{larger_than, times, Capacity};
 use crate::error::{Error, ErrorKind, Result};
+use crate::groth16::constraints::Sizes;
 use crate::math::Fr;
 use crate::Witness;
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
@@ -316,38 +317,11 @@ pub fn threads_for(units: usize, threads: usize) -> usize {
     units.div_ceil(per_thread.max(1)).max(1)
 }
 
-/// Sizes: aux variables, inputs (ONE included) and constraints (without
-/// bellperson's input constraints).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Counts {
-    pub(super) aux: usize,
-    pub(super) inputs: usize,
-    pub(super) constraints: usize,
-}
-
-impl Counts {
-    pub(super) fn plus(self, unit: Counts, times: usize) -> Counts {
-        Counts {
-            aux: self.aux + unit.aux * times,
-            inputs: self.inputs + unit.inputs * times,
-            constraints: self.constraints + unit.constraints * times,
-        }
-    }
-
-    fn minus(self, earlier: Counts) -> Counts {
-        Counts {
-            aux: self.aux - earlier.aux,
-            inputs: self.inputs - earlier.inputs,
-            constraints: self.constraints - earlier.constraints,
-        }
-    }
-}
-
 /// The sizes of the common part and of one unit.
 #[derive(Clone, Copy, Debug)]
 struct Shape {
-    common: Counts,
-    unit: Counts,
+    common: Sizes,
+    unit: Sizes,
 }
 
 impl Shape {
@@ -361,9 +335,9 @@ impl Shape {
         let mut tally = Tally {
             is_unit,
             depth: 0,
-            counts: Counts {
+            counts: Sizes {
                 inputs: 1,
-                ..Counts::default()
+                ..Sizes::default()
             },
             starts: Vec::new(),
             after_units: false,
@@ -383,7 +357,7 @@ impl Shape {
         }
     }
 
-    fn total(&self, units: usize) -> Counts {
+    fn total(&self, units: usize) -> Sizes {
         self.common.plus(self.unit, units)
     }
 }
@@ -392,8 +366,8 @@ impl Shape {
 struct Tally {
     is_unit: fn(&str) -> bool,
     depth: usize,
-    counts: Counts,
-    starts: Vec<Counts>,
+    counts: Sizes,
+    starts: Vec<Sizes>,
     /// Something at the top level came after a unit began.
     after_units: bool,
 }
@@ -511,7 +485,7 @@ struct Outputs {
 }
 
 impl Outputs {
-    fn zeroed(total: Counts, mode: Mode) -> Outputs {
+    fn zeroed(total: Sizes, mode: Mode) -> Outputs {
         let flags = |n| (0..n).into_par_iter().map(|_| AtomicBool::new(false)).collect();
         let (constraints, marked) = match mode {
             Mode::Witness => (total.constraints + total.inputs, total.aux),
@@ -531,7 +505,7 @@ impl Outputs {
 
     /// The witness, with bellperson's `input · 0 = 0` constraint per input
     /// (b and c are left zero).
-    fn into_witness(self, ends: &[ThreadEnd], total: Counts) -> Result<Witness> {
+    fn into_witness(self, ends: &[ThreadEnd], total: Sizes) -> Result<Witness> {
         let mut inputs = vec![None; total.inputs];
         let mut b_inp = vec![false; total.inputs];
         for end in ends {
@@ -621,11 +595,11 @@ struct Share<'o> {
     depth: usize,
     part: Part,
     /// Local counts so far.
-    counts: Counts,
+    counts: Sizes,
     /// Where the current unit begins (local indices), and what to add to
     /// its local indices for the whole circuit's.
-    unit_start: Counts,
-    shift: Counts,
+    unit_start: Sizes,
+    shift: Sizes,
     /// The common part's aux values (every thread computes them).
     common_aux: Vec<Scalar>,
     /// Every input this thread computed, by local index, and where it goes.
@@ -644,12 +618,13 @@ enum Kind {
     Constraint,
 }
 
-impl Counts {
-    fn of(&self, kind: Kind) -> usize {
-        match kind {
-            Kind::Aux => self.aux,
-            Kind::Input => self.inputs,
-            Kind::Constraint => self.constraints,
+impl Kind {
+    /// This counter of `sizes`.
+    fn of(self, sizes: &Sizes) -> usize {
+        match self {
+            Kind::Aux => sizes.aux,
+            Kind::Input => sizes.inputs,
+            Kind::Constraint => sizes.constraints,
         }
     }
 }
@@ -673,10 +648,10 @@ impl<'o> Share<'o> {
             is_unit,
             depth: 0,
             part: Part::Common,
-            counts: Counts::default(),
+            counts: Sizes::default(),
             common_aux: Vec::with_capacity(shape.common.aux),
-            unit_start: Counts::default(),
-            shift: Counts::default(),
+            unit_start: Sizes::default(),
+            shift: Sizes::default(),
             inputs: Vec::new(),
             b_inp: vec![false; inputs],
             broken: None,
@@ -728,10 +703,10 @@ impl<'o> Share<'o> {
     /// The whole circuit's index of local index `local` of `kind` where the
     /// current part may read it: in the common part or the current unit.
     fn readable(&self, kind: Kind, local: usize) -> Option<usize> {
-        if local < self.shape.common.of(kind) {
+        if local < kind.of(&self.shape.common) {
             Some(local)
-        } else if matches!(self.part, Part::Unit(_)) && local >= self.unit_start.of(kind) {
-            Some(local + self.shift.of(kind))
+        } else if matches!(self.part, Part::Unit(_)) && local >= kind.of(&self.unit_start) {
+            Some(local + kind.of(&self.shift))
         } else {
             None
         }
@@ -795,14 +770,14 @@ impl<'o> Share<'o> {
     /// The global index of the next local index of `kind`, counted; `None`
     /// (and the thread's circuit marked broken) past what `Shape` allows.
     fn next(&mut self, kind: Kind) -> Option<usize> {
-        let local = self.counts.of(kind);
+        let local = kind.of(&self.counts);
         let after = self.part == Part::After;
         let global = match self.part {
-            Part::Common if local < self.shape.common.of(kind) => Some(local),
+            Part::Common if local < kind.of(&self.shape.common) => Some(local),
             Part::Unit(_)
-                if self.depth > 0 && local < self.unit_start.of(kind) + self.shape.unit.of(kind) =>
+                if self.depth > 0 && local < kind.of(&self.unit_start) + kind.of(&self.shape.unit) =>
             {
-                Some(local + self.shift.of(kind))
+                Some(local + kind.of(&self.shift))
             }
             _ => None,
         };
@@ -916,7 +891,7 @@ impl ConstraintSystem<Scalar> for Share<'_> {
                 self.part = Part::Unit(unit);
                 self.unit_start = self.counts;
                 // Owned units ascend from unit 0 on: owned[k] ≥ k.
-                self.shift = Counts::default().plus(self.shape.unit, self.owned[unit] - unit);
+                self.shift = Sizes::default().plus(self.shape.unit, self.owned[unit] - unit);
             } else {
                 self.part = Part::After;
                 let counts = self.counts;
