@@ -260,6 +260,60 @@ fn the_shared_recorder_gives_the_sequential_witness() {
     assert!(witness == sequential, "8 MiB: the same witness");
 }
 
+/// While the first partition of a shape is recorded whole and its
+/// constraints learned, the others synthesize their values, give their
+/// cores back, and wait for the rows: their witnesses then equal the
+/// recorder's. Before anyone learns, a partition held to its values'
+/// memory asks for the whole reservation instead.
+#[test]
+fn partitions_wait_for_the_one_learning_their_constraints() {
+    use c2prover::testkit::porep_c1::synthetic_c1;
+    use filecoin_proofs::constants::SectorShape8MiB;
+    // 8 MiB: no other test of this binary learns it through the process's cache.
+    let proof = porep::RegisteredSealProof::StackedDrg8MiBV1_1;
+    let prover = porep::prover_id(1000);
+    let json = synthetic_c1(proof, &prover, 4, 4).expect("a synthetic 8 MiB C1");
+    // 8 MiB has one partition: two copies of it stand for two partitions.
+    let partition = || {
+        porep::partitions::<SectorShape8MiB>(porep::parse_c1_for(&json, &prover, 4).unwrap())
+            .unwrap()
+            .remove(0)
+    };
+    let (first, second) = (partition(), partition());
+    let recorded = porep::Recorder::record(second.circuit().unwrap()).expect("recorded");
+    let capacity = capacity_of(&recorded);
+    let values = porep::Memory::Values;
+    let unlearned = porep::synthesize_partition(&second, None, capacity, 2, values, &mut || {}).unwrap();
+    assert!(
+        unlearned.is_none(),
+        "no rows yet: the whole reservation is needed"
+    );
+    assert!(!porep::values_path(&second));
+    std::thread::scope(|scope| {
+        let learner = scope.spawn(|| {
+            porep::synthesize_partition(&first, None, capacity, 2, porep::Memory::Whole, &mut || {})
+        });
+        while !porep::values_path(&second) {
+            assert!(!learner.is_finished(), "the first partition learned nothing");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let mut cores_given_back = 0;
+        let witness =
+            porep::synthesize_partition(&second, None, capacity, 2, values, &mut || cores_given_back += 1)
+                .expect("synthesized")
+                .expect("the values path");
+        assert_eq!(cores_given_back, 1);
+        let rows = witness.products.clone().expect("a, b, c left to the rows");
+        assert!(witness.a.is_empty());
+        assert!(rows.witness(witness.inputs, witness.aux).unwrap() == recorded);
+        let whole = learner.join().unwrap().expect("recorded").expect("whole");
+        assert!(
+            whole.products.is_none() && !whole.a.is_empty(),
+            "the learner recorded whole"
+        );
+    });
+}
+
 /// The constraints recorded from one challenge (the job's path once a
 /// partition was recorded) give back the recorder's witness byte for byte
 /// from the values alone, on any number of threads; rows that do not give a

@@ -106,6 +106,10 @@ mod present {
         gpu::stage::resident_copy(params, device).is_none()
     }
 
+    pub fn points_likely_resident(params: &Parameters, device: usize) -> bool {
+        gpu::resident::likely(params, device)
+    }
+
     pub fn device_count() -> usize {
         gpu::device_count()
     }
@@ -168,6 +172,10 @@ mod present {
         false
     }
 
+    pub fn points_likely_resident(_params: &Parameters, _device: usize) -> bool {
+        false
+    }
+
     pub fn device_count() -> usize {
         0
     }
@@ -209,6 +217,11 @@ use present::{gpu_group_sums, gpu_sums};
 /// memory (not resident there): decided, and the points uploaded when they
 /// stay, on the first call that asks (never without CUDA).
 pub use present::points_stream;
+
+/// Whether GPU `device` holds `params`' points, or would if its first proof
+/// came now (the same decision as `points_stream`'s, uploading nothing;
+/// never without CUDA).
+pub use present::points_likely_resident;
 
 /// CUDA devices this build can use (none without the `cuda` feature).
 pub use present::device_count;

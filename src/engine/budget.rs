@@ -84,18 +84,50 @@ impl Budget {
         self.acquire_or_stop(bytes, true, Some(stop))
     }
 
+    /// As many units as are free up to `most`, once at least `least` are
+    /// (waiting its turn as `acquire_unless` does): a partition's synthesis
+    /// takes the cores left beside the others' rather than leave them idle.
+    pub fn acquire_some_unless(
+        &'static self,
+        least: usize,
+        most: usize,
+        stop: &AtomicBool,
+    ) -> Result<Permit> {
+        self.acquire_range(least, most.max(least), true, Some(stop))
+    }
+
     fn acquire_or_stop(&'static self, bytes: usize, wait: bool, stop: Option<&AtomicBool>) -> Result<Permit> {
+        self.acquire_range(bytes, bytes, wait, stop)
+    }
+
+    /// Takes between `least` and `most` (the most that fits), in turn.
+    fn acquire_range(
+        &'static self,
+        least: usize,
+        most: usize,
+        wait: bool,
+        stop: Option<&AtomicBool>,
+    ) -> Result<Permit> {
+        let bytes = least;
         let mut state = self.lock();
-        let fits = |s: &BudgetState| s.used.saturating_add(bytes) <= s.limit || s.jobs == 0;
+        // What a start would take now: all of `most` when nothing else is in
+        // flight (a job larger than the budget runs alone), else what fits.
+        let grant = |s: &BudgetState| {
+            if s.jobs == 0 {
+                return Some(most);
+            }
+            let free = s.limit.saturating_sub(s.used);
+            (free >= least).then(|| free.min(most))
+        };
         let nobody_waiting = state.turn == state.next_ticket;
-        if nobody_waiting && fits(&state) {
+        if let (true, Some(bytes)) = (nobody_waiting, grant(&state)) {
             state.used += bytes;
             state.jobs += 1;
             return Ok(Permit { budget: self, bytes });
         }
         let ticket = state.next_ticket;
         loop {
-            if state.turn == ticket && fits(&state) {
+            if let (true, Some(bytes)) = (state.turn == ticket, grant(&state)) {
                 state.turn += 1;
                 state.skip_abandoned();
                 state.used += bytes;
@@ -171,6 +203,24 @@ impl Budget {
     }
 }
 
+impl Permit {
+    /// Units this permit holds.
+    pub fn units(&self) -> usize {
+        self.bytes
+    }
+
+    /// Gives back all but `keep` of the permit's units.
+    pub fn shrink_to(&mut self, keep: usize) {
+        let given = self.bytes.saturating_sub(keep);
+        if given == 0 {
+            return;
+        }
+        self.bytes -= given;
+        self.budget.lock().used -= given;
+        self.budget.freed.notify_all();
+    }
+}
+
 impl Drop for Permit {
     fn drop(&mut self) {
         let mut state = self.budget.lock();
@@ -240,6 +290,26 @@ mod tests {
         drop(first);
         waiter.join().unwrap();
         assert!(admitted.load(Ordering::SeqCst));
+        assert_eq!(budget.in_use(), (0, 0));
+    }
+
+    #[test]
+    fn some_takes_what_is_free_and_gives_back_what_it_shrinks() {
+        let budget = leaked(16);
+        let never = AtomicBool::new(false);
+        let mut first = budget.acquire_some_unless(3, 8, &never).unwrap();
+        assert_eq!(first.units(), 8);
+        first.shrink_to(6);
+        let second = budget.acquire_some_unless(3, 8, &never).unwrap();
+        assert_eq!((second.units(), budget.in_use()), (8, (14, 2)));
+        // Two are left, fewer than the least: it waits until some come back.
+        let waiter = std::thread::spawn(move || budget.acquire_some_unless(3, 8, &never).map(|p| p.units()));
+        while budget.waiting() < 1 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        drop(first);
+        assert_eq!(waiter.join().unwrap().unwrap(), 8, "6 given back and 2 free");
+        drop(second);
         assert_eq!(budget.in_use(), (0, 0));
     }
 

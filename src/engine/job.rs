@@ -234,6 +234,15 @@ pub fn largest_circuit_bytes(domain: usize, inputs: usize, aux: usize, devices: 
     Ok(witness_bytes(domain, inputs, aux) + working)
 }
 
+/// Host bytes of a one-circuit job on parameters of these sizes whose a, b,
+/// c are products on a GPU that holds the parameters (`Witness::products`):
+/// its inputs, aux and density bitmaps, and h waiting on the host. When the
+/// GPU has no room for the products after all, the host makes them beyond
+/// this share, as a GPU stage falling back to the CPU does.
+pub fn values_circuit_bytes(domain: usize, inputs: usize, aux: usize) -> usize {
+    witness_bytes(0, inputs, aux) + domain * std::mem::size_of::<Fr>()
+}
+
 /// A witness's a, b, c, inputs and aux, and its three density bitmaps.
 fn witness_bytes(constraints: usize, inputs: usize, aux: usize) -> usize {
     let values = 3 * constraints + inputs + aux;

@@ -61,6 +61,7 @@ use filecoin_proofs::types::VanillaSealProof;
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::ApiFeature;
 pub use filecoin_proofs_api::RegisteredSealProof;
+use r1cs::Route;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
@@ -246,9 +247,50 @@ pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
     capacity: Capacity,
     threads: usize,
 ) -> Result<Witness> {
-    type Circuit<Tree> = StackedCircuit<Tree, DefaultPieceHasher>;
+    let witness = synthesize_partition(partition, cancelled, capacity, threads, Memory::Whole, &mut || {})?;
+    witness.ok_or_else(|| {
+        Error::new(
+            ErrorKind::Panic,
+            "a partition allowed a whole recording made none",
+        )
+    })
+}
+
+/// What a partition's synthesis may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    /// A whole recording: a, b and c beside the values.
+    Whole,
+    /// Its values only (a, b, c are the prover's products).
+    Values,
+}
+
+/// Whether a partition of `partition`'s shape now takes the values path (its
+/// constraints are learned, or being learned by another partition).
+pub fn values_path<Tree: 'static + MerkleTreeTrait>(partition: &Partition<Tree>) -> bool {
+    r1cs::values_path::<PartitionCircuit<Tree>>(&partition.parameters_id(), partition.challenges())
+}
+
+type PartitionCircuit<Tree> = StackedCircuit<Tree, DefaultPieceHasher>;
+
+/// `record_partition` within `memory`: `Ok(None)` when the partition needs
+/// a whole recording and `memory` is `Values`. `cores_done` is called once
+/// the synthesis no longer needs its threads (before a wait for another
+/// partition's learning).
+///
+/// While partition k learns the constraints (it was first), the others
+/// synthesize their values and wait for the outcome: they record whole
+/// only if the constraints are refused.
+pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
+    partition: &Partition<Tree>,
+    cancelled: Option<&AtomicBool>,
+    capacity: Capacity,
+    threads: usize,
+    memory: Memory,
+    cores_done: &mut dyn FnMut(),
+) -> Result<Option<Witness>> {
     let (challenges, parameters) = (partition.challenges(), partition.parameters_id());
-    if let Some(r1cs) = r1cs::learned::<Circuit<Tree>>(&parameters, challenges) {
+    let values = || -> Result<Option<Values>> {
         match values_shared(
             |some| partition.circuit_of(some),
             challenges,
@@ -257,18 +299,48 @@ pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
             threads,
             is_challenge,
         ) {
-            Ok(values) => return r1cs.values_witness(values.inputs, values.aux),
-            Err(SharedFailure::Failed(e)) => return Err(e),
+            Ok(values) => Ok(Some(values)),
+            Err(SharedFailure::Failed(e)) => Err(e),
             Err(SharedFailure::Dependent(why)) => {
-                log::warn!("recording partition {} whole: {why}", partition.k)
+                log::warn!("recording partition {} whole: {why}", partition.k);
+                Ok(None)
             }
         }
+    };
+    let claim = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges) {
+        Route::Learned(r1cs) => {
+            if let Some(values) = values()? {
+                cores_done();
+                return r1cs.values_witness(values.inputs, values.aux).map(Some);
+            }
+            None
+        }
+        Route::Pending => {
+            if let Some(values) = values()? {
+                cores_done();
+                let learned =
+                    r1cs::wait_learned::<PartitionCircuit<Tree>>(&parameters, challenges, cancelled);
+                if let Some(r1cs) = learned {
+                    return r1cs.values_witness(values.inputs, values.aux).map(Some);
+                }
+                log::info!(
+                    "recording partition {} whole: its constraints were not learned",
+                    partition.k
+                );
+            }
+            None
+        }
+        Route::Learn(claim) => Some(claim),
+        Route::Whole => None,
+    };
+    if memory == Memory::Values {
+        return Ok(None);
     }
     let witness = record_whole(partition, cancelled, capacity, threads)?;
-    if r1cs::worth_learning::<Circuit<Tree>>(&parameters, challenges) {
-        r1cs::learn_once(partition.circuit_of(&[0])?, &parameters, challenges, &witness);
+    if let Some(claim) = claim {
+        claim.learn(partition.circuit_of(&[0])?, challenges, &witness);
     }
-    Ok(witness)
+    Ok(Some(witness))
 }
 
 /// A partition's witness by the recorder, on `threads` threads

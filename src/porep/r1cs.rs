@@ -25,7 +25,9 @@ use ff::Field;
 use once_cell::sync::Lazy;
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 /// Records the constraints of `one_unit` (the circuit of the first unit
 /// alone) and checks them against `whole`, the recorder's witness of the
@@ -207,6 +209,9 @@ impl ConstraintSystem<Scalar> for Structure {
 #[derive(Clone)]
 enum Known {
     Learned(Arc<UnitConstraints>),
+    /// A partition is being recorded whole to learn from (the refusals
+    /// before it are in its `Claim`).
+    Learning,
     /// The rows did not give a recorded witness back so many times (a
     /// malformed C1 output can do that once; a circuit whose units differ
     /// always does).
@@ -221,6 +226,8 @@ const TRIES: usize = 3;
 type Key = (TypeId, String, usize);
 
 static KNOWN: Lazy<Mutex<HashMap<Key, Known>>> = Lazy::new(Default::default);
+/// Signalled when a learning ends, for the partitions waiting on it.
+static LEARNING_ENDED: Condvar = Condvar::new();
 
 fn known() -> std::sync::MutexGuard<'static, HashMap<Key, Known>> {
     KNOWN.lock().unwrap_or_else(|e| e.into_inner())
@@ -228,15 +235,6 @@ fn known() -> std::sync::MutexGuard<'static, HashMap<Key, Known>> {
 
 fn key<C: 'static>(parameters: &str, units: usize) -> Key {
     (TypeId::of::<C>(), parameters.to_owned(), units)
-}
-
-/// The constraints learned for circuits of type `C` with the parameters
-/// `parameters` (their identifier) and `units` units.
-pub fn learned<C: 'static>(parameters: &str, units: usize) -> Option<Arc<UnitConstraints>> {
-    match known().get(&key::<C>(parameters, units)) {
-        Some(Known::Learned(r1cs)) => Some(r1cs.clone()),
-        _ => None,
-    }
 }
 
 /// How many circuits' constraints the process has learned.
@@ -247,50 +245,198 @@ pub fn learned_count() -> usize {
         .count()
 }
 
-/// Whether `learn_once` would try these circuits now.
-pub fn worth_learning<C: 'static>(parameters: &str, units: usize) -> bool {
-    match known().get(&key::<C>(parameters, units)) {
-        None => true,
-        Some(Known::Refused(tries)) => *tries < TRIES,
-        Some(Known::Learned(_)) => false,
+/// Whether partitions of circuits of type `C` take the values path now:
+/// their rows are learned, or being learned.
+pub fn values_path<C: 'static>(parameters: &str, units: usize) -> bool {
+    matches!(
+        known().get(&key::<C>(parameters, units)),
+        Some(Known::Learned(_) | Known::Learning)
+    )
+}
+
+/// How a partition of circuits of one shape is synthesized.
+pub enum Route {
+    /// Values only; a, b, c are products over these rows.
+    Learned(Arc<UnitConstraints>),
+    /// Recorded whole, then learned from: this partition holds the claim.
+    Learn(Claim),
+    /// Another partition is learning: values now, the rows once it ends
+    /// (`wait_learned`).
+    Pending,
+    /// Recorded whole: the rows were refused too often.
+    Whole,
+}
+
+/// The route for a partition of circuits of type `C`; at most one partition
+/// at a time learns a shape.
+pub fn route<C: 'static>(parameters: &str, units: usize) -> Route {
+    let key = key::<C>(parameters, units);
+    let mut known = known();
+    let refusals = match known.get(&key) {
+        Some(Known::Learned(r1cs)) => return Route::Learned(r1cs.clone()),
+        Some(Known::Learning) => return Route::Pending,
+        Some(Known::Refused(tries)) if *tries >= TRIES => return Route::Whole,
+        Some(Known::Refused(tries)) => *tries,
+        None => 0,
+    };
+    known.insert(key.clone(), Known::Learning);
+    Route::Learn(Claim {
+        key,
+        refusals,
+        ended: false,
+    })
+}
+
+/// The rows another partition is learning, once it ends; `None` when it
+/// refused them or gave up, or when `cancelled` is set.
+pub fn wait_learned<C: 'static>(
+    parameters: &str,
+    units: usize,
+    cancelled: Option<&AtomicBool>,
+) -> Option<Arc<UnitConstraints>> {
+    let key = key::<C>(parameters, units);
+    let mut known = known();
+    loop {
+        match known.get(&key) {
+            Some(Known::Learned(r1cs)) => return Some(r1cs.clone()),
+            Some(Known::Learning) => {}
+            _ => return None,
+        }
+        if cancelled.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return None;
+        }
+        known = LEARNING_ENDED
+            .wait_timeout(known, Duration::from_millis(20))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
 }
 
-/// Learns the constraints of circuits of type `C` from a circuit of one
-/// unit and a recorded witness of `units` units, once per process; a type
-/// whose rows do not give the witness back is tried `TRIES` times.
-pub fn learn_once<C: Circuit<Scalar> + 'static>(
-    one_unit: C,
-    parameters: &str,
-    units: usize,
-    whole: &Witness,
-) {
-    if !worth_learning::<C>(parameters, units) {
-        return;
+/// A partition's claim to learn its shape's rows. Dropped unused (the
+/// partition failed or stopped), the shape is left as it was.
+pub struct Claim {
+    key: Key,
+    refusals: usize,
+    ended: bool,
+}
+
+impl Claim {
+    /// Learns the rows from a circuit of one unit and the recorder's
+    /// witness of the whole partition (`learn`), and keeps them, or counts
+    /// a refusal.
+    pub fn learn<C: Circuit<Scalar> + 'static>(mut self, one_unit: C, units: usize, whole: &Witness) {
+        let learned = match learn(one_unit, units, whole) {
+            Ok(r1cs) => {
+                log::info!(
+                    "constraints of {} recorded: {} terms, {} coefficients, {} MiB",
+                    std::any::type_name::<C>(),
+                    r1cs.terms(),
+                    r1cs.coefficients().len(),
+                    r1cs.host_bytes() >> 20
+                );
+                Known::Learned(Arc::new(r1cs))
+            }
+            Err(why) => {
+                log::warn!("{}: recorded whole again: {why}", std::any::type_name::<C>());
+                Known::Refused(self.refusals + 1)
+            }
+        };
+        self.end(Some(learned));
     }
-    let key = key::<C>(parameters, units);
-    let learned = match learn(one_unit, units, whole) {
-        Ok(r1cs) => {
-            log::info!(
-                "constraints of {} recorded: {} terms, {} coefficients, {} MiB",
-                std::any::type_name::<C>(),
-                r1cs.terms(),
-                r1cs.coefficients().len(),
-                r1cs.host_bytes() >> 20
-            );
-            Known::Learned(Arc::new(r1cs))
+
+    fn end(&mut self, known_now: Option<Known>) {
+        self.ended = true;
+        let mut known = known();
+        match known_now {
+            Some(k) => known.insert(self.key.clone(), k),
+            None => known.remove(&self.key),
+        };
+        drop(known);
+        LEARNING_ENDED.notify_all();
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if !self.ended {
+            let before = (self.refusals > 0).then_some(Known::Refused(self.refusals));
+            self.end(before);
         }
-        Err(why) => {
-            log::warn!("{}: recorded whole again: {why}", std::any::type_name::<C>());
-            Known::Refused(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A circuit of one unit whose rows cannot stand for a partition of
+    /// `units` units (it has no variables at all).
+    struct Empty;
+
+    impl Circuit<Scalar> for Empty {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            _: &mut CS,
+        ) -> std::result::Result<(), SynthesisError> {
+            Ok(())
         }
-    };
-    let mut known = known();
-    match (known.get_mut(&key), learned) {
-        (Some(Known::Learned(_)), _) => {}
-        (Some(Known::Refused(tries)), Known::Refused(_)) => *tries += 1,
-        (_, learned) => {
-            known.insert(key, learned);
+    }
+
+    fn whole() -> Witness {
+        Witness {
+            a: vec![Fr::default(); 10],
+            aux: vec![Fr::default(); 7],
+            inputs: vec![Fr::default(); 1],
+            ..Witness::default()
         }
+    }
+
+    #[test]
+    fn one_partition_learns_while_the_others_wait() {
+        // A type of its own: the cache is the process's.
+        struct Shape;
+        let claim = match route::<Shape>("p", 3) {
+            Route::Learn(claim) => claim,
+            _ => panic!("the first partition learns"),
+        };
+        assert!(
+            values_path::<Shape>("p", 3),
+            "the others take the values path meanwhile"
+        );
+        assert!(matches!(route::<Shape>("p", 3), Route::Pending));
+        assert!(
+            matches!(route::<Shape>("q", 3), Route::Learn(_)),
+            "other parameters, another shape"
+        );
+        let waiter = std::thread::spawn(|| wait_learned::<Shape>("p", 3, None).is_some());
+        // Dropped unused (its partition failed): the waiter gets nothing
+        // and the shape is as it was, so the next partition claims it.
+        drop(claim);
+        assert!(!waiter.join().unwrap());
+        assert!(!values_path::<Shape>("p", 3));
+        let claim = match route::<Shape>("p", 3) {
+            Route::Learn(claim) => claim,
+            _ => panic!("claimed again"),
+        };
+        let stop = AtomicBool::new(true);
+        assert!(
+            wait_learned::<Shape>("p", 3, Some(&stop)).is_none(),
+            "a stopped wait ends"
+        );
+        drop(claim);
+    }
+
+    #[test]
+    fn rows_refused_three_times_are_no_longer_tried() {
+        struct Shape;
+        for refusals in 0..TRIES {
+            match route::<Shape>("p", 3) {
+                Route::Learn(claim) => claim.learn(Empty, 3, &whole()),
+                _ => panic!("try {refusals} learns"),
+            }
+            assert!(!values_path::<Shape>("p", 3), "refused: recorded whole");
+        }
+        assert!(matches!(route::<Shape>("p", 3), Route::Whole));
+        assert_eq!(wait_learned::<Shape>("p", 3, None).map(|_| ()), None);
     }
 }

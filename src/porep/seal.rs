@@ -6,21 +6,29 @@
 //! `no_wait`, once it has the host budget for its first partition, or
 //! `Busy`). A thread of its own then loads the parameters (once per file,
 //! cached) and runs a pool of synthesis workers over the partitions in
-//! order: each worker reserves the host budget for a partition at its
-//! largest, takes its threads from the process's synthesis slots (one per
-//! core, shared by every job in flight, first come first served),
-//! synthesizes the partition (filecoin-proofs' circuit into the shared
-//! recorder, its challenges on those threads) and hands the witness, with
-//! that reservation, to an engine job. So the GPU proves partition k while k+1 synthesizes, a partition's
-//! a, b, c are freed when its job ends, and at most the partitions the
-//! budget admits are in memory at once. A partition on a GPU reserves its
-//! witness and its h (16.7 and 4.3 GB at 2^27), on the CPU also the CPU
-//! prover's working set. The proofs are checked against the verifying key
+//! order: each worker reserves the host budget for a partition, takes its
+//! threads from the process's synthesis slots (one per core, shared by
+//! every job in flight, first come first served; a partition takes fewer
+//! than it asks, down to half, rather than leave cores idle), synthesizes
+//! the partition (filecoin-proofs' circuit into the shared recorder, its
+//! challenges on those threads) and hands the witness, with that
+//! reservation, to an engine job. So the GPU proves partition k while k+1
+//! synthesizes, a partition's memory is freed when its job ends, and at
+//! most the partitions the budget admits are in memory at once. A partition
+//! recorded whole on a GPU reserves its witness and its h (16.7 and 4.3 GB
+//! at 2^27), on the CPU also the CPU prover's working set. One whose
+//! constraints are learned (`synthesize_partition`) and whose GPUs hold the
+//! parameters reserves its values and its h (4.2 and 4.3 GB): a, b and c
+//! are products on the GPU. The proofs are checked against the verifying key
 //! beside the parameters (unless the options say not to), as filecoin-
 //! proofs' own `seal_commit_phase2` does.
 
-use super::{invalid, on_c1, parse_c1_for, partitions, record_partition, threads_for, Capacity, Partition};
-use crate::engine::job::largest_circuit_bytes;
+use super::{
+    invalid, on_c1, parse_c1_for, partitions, synthesize_partition, threads_for, values_path, Capacity,
+    Memory, Partition,
+};
+use crate::backend;
+use crate::engine::job::{largest_circuit_bytes, values_circuit_bytes};
 use crate::engine::{host_budget, Budget, DeviceMask, Job, Permit};
 use crate::error::{panic_message, Error, ErrorKind, Result};
 use crate::groth16::{check_call, random_r_s};
@@ -237,9 +245,41 @@ impl Drop for SealJob {
     }
 }
 
-/// A partition's circuit, synthesized on demand on the given threads into
-/// vectors of the given capacity (stopping when the flag is set).
-type PartitionCircuit = Box<dyn FnOnce(&AtomicBool, Capacity, usize) -> Result<Witness> + Send>;
+/// A partition's circuit, synthesized on demand.
+trait PartitionWork: Send {
+    /// Whether it takes the values path now (`porep::values_path`).
+    fn values_path(&self) -> bool;
+
+    /// Its witness on `threads` threads into vectors of `capacity` within
+    /// `memory`, stopping when `stop` is set (`synthesize_partition`).
+    fn synthesize(
+        &self,
+        stop: &AtomicBool,
+        capacity: Capacity,
+        threads: usize,
+        memory: Memory,
+        cores_done: &mut dyn FnMut(),
+    ) -> Result<Option<Witness>>;
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PartitionWork for Partition<Tree> {
+    fn values_path(&self) -> bool {
+        values_path(self)
+    }
+
+    fn synthesize(
+        &self,
+        stop: &AtomicBool,
+        capacity: Capacity,
+        threads: usize,
+        memory: Memory,
+        cores_done: &mut dyn FnMut(),
+    ) -> Result<Option<Witness>> {
+        synthesize_partition(self, Some(stop), capacity, threads, memory, cores_done)
+    }
+}
+
+type PartitionCircuit = Box<dyn PartitionWork>;
 
 /// A checked C1 output, ready to prove.
 struct Plan {
@@ -262,9 +302,15 @@ struct Plan {
 struct PartitionSize {
     /// Host bytes its job holds at most (reserved before its synthesis).
     reserve: usize,
+    /// Those of a partition on the values path whose a, b, c are products
+    /// on a GPU (`values_circuit_bytes`).
+    values_reserve: usize,
     /// The sizes of its circuit, from the parameters.
     capacity: Capacity,
-    /// The threads recording it (synthesis slots it takes).
+    /// Its challenges (the shared recorder's units).
+    challenges: usize,
+    /// The threads recording it (synthesis slots it asks for; it takes
+    /// down to half of them when fewer are free).
     threads: usize,
 }
 
@@ -289,6 +335,8 @@ fn prepare(
     check_inputs(&plan, &sizes, proof)?;
     plan.partition = PartitionSize {
         reserve: largest_circuit_bytes(sizes.domain, sizes.inputs, sizes.aux, opts.devices)?,
+        values_reserve: values_circuit_bytes(sizes.domain, sizes.inputs, sizes.aux),
+        challenges: plan.challenges,
         capacity: Capacity {
             constraints: sizes.domain,
             inputs: sizes.inputs,
@@ -356,13 +404,7 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     let challenges = partitions.first().map_or(1, Partition::challenges);
     let circuits = partitions
         .into_iter()
-        .map(|partition| -> PartitionCircuit {
-            Box::new(
-                move |cancelled: &AtomicBool, capacity: Capacity, threads: usize| {
-                    record_partition(&partition, Some(cancelled), capacity, threads)
-                },
-            )
-        })
+        .map(|partition| -> PartitionCircuit { Box::new(partition) })
         .collect();
     Ok(Plan {
         circuits,
@@ -604,6 +646,29 @@ fn synthesis_slots() -> &'static Budget {
     &SLOTS
 }
 
+/// Synthesis slots for a partition: those it asks for, or as few as half
+/// of them when no more are free; given back down to the threads its
+/// challenges use (18 challenges on 7 slots use 6).
+fn synthesis_cores(size: PartitionSize, stop: &AtomicBool) -> Result<Permit> {
+    let most = size.threads.max(1);
+    let mut slot = synthesis_slots().acquire_some_unless(most.div_ceil(2), most, stop)?;
+    let threads = threads_for(size.challenges, slot.units());
+    slot.shrink_to(threads);
+    Ok(slot)
+}
+
+/// Whether a partition's a, b, c will be products on its GPUs: they take
+/// its size and every one holds the parameters (or would).
+fn products_on_gpus(params: &Parameters, devices: DeviceMask) -> bool {
+    let log_m = params.domain_size().trailing_zeros();
+    match devices.devices() {
+        Ok(gpus) if !gpus.is_empty() && backend::gpus_take(log_m) => gpus
+            .iter()
+            .all(|&gpu| backend::points_likely_resident(params, gpu)),
+        _ => false,
+    }
+}
+
 /// A mutex's value; a panic elsewhere leaves nothing here half-written.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -633,26 +698,43 @@ fn prove_partition(
             e
         }
     };
-    let permit = match permit {
-        Some(permit) => permit,
-        None => host_budget()
-            .acquire_unless(size.reserve, stop)
-            .map_err(stopped_waiting)?,
+    let reserve = |bytes: usize| host_budget().acquire_unless(bytes, stop).map_err(stopped_waiting);
+    // The values path's smaller reservation where its products will be made
+    // on GPUs holding the parameters; the whole one otherwise, and always
+    // for the start's first partition.
+    let values_only = permit.is_none() && circuit.values_path() && products_on_gpus(params, opts.devices);
+    let (mut permit, mut memory) = match permit {
+        Some(permit) => (permit, Memory::Whole),
+        None if values_only => (reserve(size.values_reserve)?, Memory::Values),
+        None => (reserve(size.reserve)?, Memory::Whole),
     };
-    let slot = synthesis_slots()
-        .acquire_unless(size.threads, stop)
-        .map_err(stopped_waiting)?;
     let begun = Instant::now();
-    let witness = on_c1(|| circuit(stop, size.capacity, size.threads)).map_err(|e| {
-        if stop.load(Ordering::Relaxed) {
-            // Whatever the circuit code made of the recorder's refusal.
-            stopped()
-        } else {
-            Error::new(e.kind, format!("partition {k}: {}", e.message))
+    let witness = loop {
+        let mut slot = Some(synthesis_cores(size, stop).map_err(stopped_waiting)?);
+        let threads = slot.as_ref().map_or(1, Permit::units);
+        let made =
+            on_c1(|| circuit.synthesize(stop, size.capacity, threads, memory, &mut || drop(slot.take())))
+                .map_err(|e| {
+                    if stop.load(Ordering::Relaxed) {
+                        // Whatever the circuit code made of the recorder's refusal.
+                        stopped()
+                    } else {
+                        Error::new(e.kind, format!("partition {k}: {}", e.message))
+                    }
+                })?;
+        match made {
+            Some(witness) => break witness,
+            None => {
+                // Its constraints were refused or its values do not fit their
+                // shape: recorded whole, under the whole reservation.
+                drop(slot);
+                drop(permit);
+                permit = reserve(size.reserve)?;
+                memory = Memory::Whole;
+            }
         }
-    })?;
+    };
     let synthesis = begun.elapsed();
-    drop(slot);
     log::debug!("partition {k}: synthesized in {:.1} s", synthesis.as_secs_f64());
     let (r, s) = match opts.fixed_r_s {
         Some((r, s)) => (vec![r], vec![s]),

@@ -72,7 +72,18 @@ pub fn get_or_upload(params: &Parameters, device: usize) -> Option<Arc<DevicePar
     cell.get_or_init(|| upload(params, device)).clone()
 }
 
-fn upload(params: &Parameters, device: usize) -> Option<Arc<DeviceParams>> {
+/// Whether `params`' points are resident on GPU `device`, or would be if
+/// its first proof came now (`upload`'s decision, without the upload).
+pub fn likely(params: &Parameters, device: usize) -> bool {
+    match decided(params, device) {
+        Some(copy) => copy.is_some(),
+        None => would_stay(params, device).is_ok(),
+    }
+}
+
+/// `Ok` when `params`' points go to GPU `device` under its residency and
+/// the room in its budget; else why not.
+fn would_stay(params: &Parameters, device: usize) -> std::result::Result<(), String> {
     let points = DeviceParams::bytes_for(params);
     // The points, and beside them one circuit's H side (its a, b, c
     // uploaded in the lane) and witness MSMs after it.
@@ -83,12 +94,19 @@ fn upload(params: &Parameters, device: usize) -> Option<Arc<DeviceParams>> {
     let decision = params.residency.resolve();
     let fits = working.is_some_and(|w| memory::fits(device, points + w, "parameters resident"));
     if decision == Residency::Never || (decision == Residency::Auto && !fits) {
-        log::info!(
-            "parameters stay on the host ({} MiB of points and {} MiB of work on GPU {device}, {} MiB of room, residency {decision:?}): MSM points stream to the GPU",
+        return Err(format!(
+            "{} MiB of points and {} MiB of work on GPU {device}, {} MiB of room, residency {decision:?}",
             points >> 20,
             working.unwrap_or(0) >> 20,
             memory::room(device) >> 20
-        );
+        ));
+    }
+    Ok(())
+}
+
+fn upload(params: &Parameters, device: usize) -> Option<Arc<DeviceParams>> {
+    if let Err(why) = would_stay(params, device) {
+        log::info!("parameters stay on the host ({why}): MSM points stream to the GPU");
         return None;
     }
     let started = std::time::Instant::now();
