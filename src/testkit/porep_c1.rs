@@ -360,6 +360,43 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
     })
 }
 
+/// Partition `k`'s witness by the shared recorder on `threads` threads
+/// alone (no other path timed or compared, nothing learned): what `bench
+/// c2 --job-only` sizes its parameters from.
+pub fn record_partition_shared(c1: SealCommitPhase1Output, k: usize, threads: usize) -> Result<Witness> {
+    let proof = c1.registered_proof;
+    crate::porep::by_shape!(proof, record_shared_shape(c1, k, threads))
+}
+
+fn record_shared_shape<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+    k: usize,
+    threads: usize,
+) -> Result<Witness> {
+    let mut partitions = crate::porep::partitions::<Tree>(c1)?;
+    if k >= partitions.len() {
+        return Err(Error::invalid(format!("the proof has no partition {k}")));
+    }
+    let partition = partitions.swap_remove(k);
+    drop(partitions);
+    // No limit: the shared recorder allocates what its counting pass finds.
+    let unbounded = usize::MAX / 4;
+    let capacity = crate::porep::Capacity {
+        constraints: unbounded,
+        inputs: unbounded,
+        aux: unbounded,
+    };
+    crate::porep::record_shared(
+        |some| partition.circuit_of(some),
+        partition.challenges(),
+        None,
+        capacity,
+        threads,
+        crate::porep::is_challenge,
+    )
+    .map_err(|e| Error::invalid(format!("the shared recorder: {e:?}")))
+}
+
 /// `ConstraintsPath` on `partition`, whose recorded witness is `witness`.
 fn constraints_path<Tree: 'static + MerkleTreeTrait>(
     partition: &crate::porep::Partition<Tree>,

@@ -11,7 +11,9 @@ use crate::*;
 use c2prover::porep::size_name;
 use c2prover::porep::{self, RegisteredSealProof, SealJob, SealOptions};
 use c2prover::stats::{Stage, STATS};
-use c2prover::testkit::porep_c1::{synthesize_partition, synthetic_c1};
+use c2prover::testkit::porep_c1::{
+    record_partition_shared, synthesize_partition, synthetic_c1, PartitionSynthesis,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -37,6 +39,10 @@ pub(crate) struct BenchC2Args {
     /// job's own choice.
     #[arg(long)]
     synthesis_threads: Option<usize>,
+    /// Only the jobs: partition 0 recorded once by the shared recorder to
+    /// size the parameters, no path timed or compared.
+    #[arg(long)]
+    job_only: bool,
 }
 
 /// The interactive PoRep proof type of a sector size.
@@ -71,50 +77,17 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     let first = step(&format!("a synthetic C1 output of {proof:?}"), || c1_of(1))?;
     println!("{proof:?}: C1 output of {} (JSON)", human(first.len() as u64));
     let threads = args.synthesis_threads.unwrap_or_else(porep::partition_threads);
-    let what = if args.no_bellperson {
-        "partition 0 by the recorder"
+    let partition0 = if args.job_only {
+        step(
+            "partition 0 by the shared recorder (sizes the parameters)",
+            || record_partition_shared(porep::parse_c1(&first)?, 0, threads),
+        )?
     } else {
-        "partition 0 by the recorder and by bellperson, side by side"
+        let partition0 = compare_paths(&first, &args, threads)?;
+        partition0.witness
     };
-    let partition0 = step(what, || {
-        synthesize_partition(porep::parse_c1(&first)?, 0, !args.no_bellperson, Some(threads))
-    })?;
     drop(first);
-    let w = &partition0.witness;
-    println!(
-        "partition 0: {} constraints, {} inputs, {} aux; synthesis {:.1} s by the recorder{}",
-        w.a.len(),
-        w.inputs.len(),
-        w.aux.len(),
-        partition0.recorder.as_secs_f64(),
-        partition0.bellperson.map_or(String::new(), |t| format!(
-            ", {:.1} s by bellperson's prover (ProvingAssignment)",
-            t.as_secs_f64()
-        ))
-    );
-    println!(
-        "partition 0: {:.1} s for its values alone on one thread (no a, b, c)",
-        partition0.values_only.as_secs_f64()
-    );
-    if let Some(shared) = partition0.shared {
-        println!(
-            "partition 0: {:.1} s by the shared recorder on {threads} threads (the job's path), the same witness",
-            shared.as_secs_f64()
-        );
-    }
-    if let Some(path) = &partition0.constraints {
-        println!(
-            "partition 0: constraints recorded and checked in {:.1} s ({} terms, {}); then {:.1} s for the values on \
-             {threads} threads and {:.1} s for a, b, c as products: {:.1} s (the job's path after its first \
-             partition), the same witness",
-            path.learned.as_secs_f64(),
-            path.terms,
-            human(path.host_bytes as u64),
-            path.values.as_secs_f64(),
-            path.products.as_secs_f64(),
-            (path.values + path.products).as_secs_f64()
-        );
-    }
+    let w = &partition0;
     if args.proofs == 0 {
         println!("memory: peak host RSS {}", human(peak_rss()));
         return Ok(());
@@ -184,6 +157,55 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     summary(&done, wall, started);
     print_memory(&params, peak_device);
     Ok(())
+}
+
+/// Partition 0 through every synthesis path, timed and compared (each
+/// path's witness must equal the one-thread recorder's), printed.
+fn compare_paths(first: &[u8], args: &BenchC2Args, threads: usize) -> Result<PartitionSynthesis, Error> {
+    let what = if args.no_bellperson {
+        "partition 0 by the recorder"
+    } else {
+        "partition 0 by the recorder and by bellperson, side by side"
+    };
+    let partition0 = step(what, || {
+        synthesize_partition(porep::parse_c1(first)?, 0, !args.no_bellperson, Some(threads))
+    })?;
+    let w = &partition0.witness;
+    println!(
+        "partition 0: {} constraints, {} inputs, {} aux; synthesis {:.1} s by the recorder{}",
+        w.a.len(),
+        w.inputs.len(),
+        w.aux.len(),
+        partition0.recorder.as_secs_f64(),
+        partition0.bellperson.map_or(String::new(), |t| format!(
+            ", {:.1} s by bellperson's prover (ProvingAssignment)",
+            t.as_secs_f64()
+        ))
+    );
+    println!(
+        "partition 0: {:.1} s for its values alone on one thread (no a, b, c)",
+        partition0.values_only.as_secs_f64()
+    );
+    if let Some(shared) = partition0.shared {
+        println!(
+            "partition 0: {:.1} s by the shared recorder on {threads} threads (the job's path), the same witness",
+            shared.as_secs_f64()
+        );
+    }
+    if let Some(path) = &partition0.constraints {
+        println!(
+            "partition 0: constraints recorded and checked in {:.1} s ({} terms, {}); then {:.1} s for the values on \
+             {threads} threads and {:.1} s for a, b, c as products: {:.1} s (the job's path after its first \
+             partition), the same witness",
+            path.learned.as_secs_f64(),
+            path.terms,
+            human(path.host_bytes as u64),
+            path.values.as_secs_f64(),
+            path.products.as_secs_f64(),
+            (path.values + path.products).as_secs_f64()
+        );
+    }
+    Ok(partition0)
 }
 
 fn report(d: &Done) {
