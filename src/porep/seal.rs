@@ -506,6 +506,7 @@ fn run(
         Some(params) => params,
         None => load_cached(&params_path, &LoadOptions::default())?,
     };
+    upload_ahead(&params, opts.devices);
     let jobs = synthesize_and_start(&params, circuits, first, partition, opts, cancelled, progress)?;
     let mut bytes = Vec::with_capacity(jobs.len() * 192);
     let mut proofs = Vec::with_capacity(jobs.len());
@@ -644,6 +645,30 @@ fn cores() -> usize {
 fn synthesis_slots() -> &'static Budget {
     static SLOTS: Lazy<Budget> = Lazy::new(|| Budget::new(cores()));
     &SLOTS
+}
+
+/// Puts the parameters on the job's GPUs now, in a thread of their own,
+/// where they will stay: the upload (44 GiB at 32 GiB sectors) then runs
+/// while the first partition synthesizes instead of after it. A GPU that
+/// already decided, or will not hold them, costs nothing.
+fn upload_ahead(params: &Arc<Parameters>, devices: DeviceMask) {
+    let log_m = params.domain_size().trailing_zeros();
+    let gpus = match devices.devices() {
+        Ok(gpus) if backend::gpus_take(log_m) => gpus,
+        _ => return,
+    };
+    for gpu in gpus {
+        if !backend::points_likely_resident(params, gpu) {
+            continue;
+        }
+        let params = params.clone();
+        let spawned = std::thread::Builder::new()
+            .name("c2p-params-upload".into())
+            .spawn(move || backend::points_stream(&params, gpu));
+        if let Err(e) = spawned {
+            log::debug!("parameters go to GPU {gpu} with the first proof: no thread for it ({e})");
+        }
+    }
 }
 
 /// Synthesis slots for a partition: those it asks for, or as few as half
