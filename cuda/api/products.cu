@@ -73,7 +73,19 @@ __global__ void unit_products(const uint32_t* starts, const term_t* terms, const
 // allocated and abc_out holds NULLs.
 extern "C" int c2p_cuda_unit_products(int device, int log_m, const c2p_unit_rows* rows, const void* inputs,
                                       const void* aux, void** abc_out) {
-    for (int i = 0; i < 3; i++) abc_out[i] = nullptr;
+    if (rows == nullptr || inputs == nullptr || aux == nullptr || abc_out == nullptr ||
+        rows->coefficients == nullptr) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_unit_products: a null pointer", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    for (int i = 0; i < 3; i++) {
+        abc_out[i] = nullptr;
+        if (rows->starts[i] == nullptr || rows->terms[i] == nullptr) {
+            c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_unit_products: rows without starts or terms",
+                              __FILE__, __LINE__);
+            return (int)cudaErrorInvalidValue;
+        }
+    }
     const c2p_unit_shape s = rows->shape;
     const uint64_t m = log_m >= 0 && log_m < 40 ? uint64_t(1) << log_m : 0;
     const uint64_t abc = s.common_constraints + s.units * s.unit_constraints + s.inputs;
