@@ -733,9 +733,12 @@ fn prove_partition(
         None if values_only => (reserve(size.values_reserve)?, Memory::Values),
         None => (reserve(size.reserve)?, Memory::Whole),
     };
-    let begun = Instant::now();
+    // From its cores to its witness (a wait for another partition's
+    // learning included, a wait for cores not).
+    let mut begun = None;
     let witness = loop {
         let mut slot = Some(synthesis_cores(size, stop).map_err(stopped_waiting)?);
+        begun.get_or_insert_with(Instant::now);
         let threads = slot.as_ref().map_or(1, Permit::units);
         let made =
             on_c1(|| circuit.synthesize(stop, size.capacity, threads, memory, &mut || drop(slot.take())))
@@ -759,7 +762,7 @@ fn prove_partition(
             }
         }
     };
-    let synthesis = begun.elapsed();
+    let synthesis = begun.map_or(Duration::ZERO, |t| t.elapsed());
     log::debug!("partition {k}: synthesized in {:.1} s", synthesis.as_secs_f64());
     let (r, s) = match opts.fixed_r_s {
         Some((r, s)) => (vec![r], vec![s]),
