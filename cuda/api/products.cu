@@ -73,13 +73,14 @@ __global__ void unit_products(const uint32_t* starts, const term_t* terms, const
 // allocated and abc_out holds NULLs.
 extern "C" int c2p_cuda_unit_products(int device, int log_m, const c2p_unit_rows* rows, const void* inputs,
                                       const void* aux, void** abc_out) {
+    if (abc_out != nullptr)
+        for (int i = 0; i < 3; i++) abc_out[i] = nullptr;
     if (rows == nullptr || inputs == nullptr || aux == nullptr || abc_out == nullptr ||
         rows->coefficients == nullptr) {
         c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_unit_products: a null pointer", __FILE__, __LINE__);
         return (int)cudaErrorInvalidValue;
     }
     for (int i = 0; i < 3; i++) {
-        abc_out[i] = nullptr;
         if (rows->starts[i] == nullptr || rows->terms[i] == nullptr) {
             c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_unit_products: rows without starts or terms",
                               __FILE__, __LINE__);

@@ -296,20 +296,28 @@ mod tests {
     #[test]
     fn some_takes_what_is_free_and_gives_back_what_it_shrinks() {
         let budget = leaked(16);
-        let never = AtomicBool::new(false);
-        let mut first = budget.acquire_some_unless(3, 8, &never).unwrap();
+        let never: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        let mut first = budget.acquire_some_unless(3, 8, never).unwrap();
         assert_eq!(first.units(), 8);
         first.shrink_to(6);
-        let second = budget.acquire_some_unless(3, 8, &never).unwrap();
+        let second = budget.acquire_some_unless(3, 8, never).unwrap();
         assert_eq!((second.units(), budget.in_use()), (8, (14, 2)));
         // Two are left, fewer than the least: it waits until some come back.
-        let waiter = std::thread::spawn(move || budget.acquire_some_unless(3, 8, &never).map(|p| p.units()));
+        let waiter = std::thread::spawn(move || budget.acquire_some_unless(3, 8, never).map(|p| p.units()));
         while budget.waiting() < 1 {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         drop(first);
         assert_eq!(waiter.join().unwrap().unwrap(), 8, "6 given back and 2 free");
-        drop(second);
+        // Fewer than the most when only those are free.
+        let third = budget.acquire_some_unless(3, 5, never).unwrap();
+        let fourth = budget.acquire_some_unless(2, 8, never).unwrap();
+        assert_eq!((third.units(), fourth.units()), (5, 3));
+        // Nothing free: a stopped start gives up rather than wait.
+        let stop = AtomicBool::new(true);
+        let e = budget.acquire_some_unless(1, 8, &stop).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::Cancelled);
+        drop((second, third, fourth));
         assert_eq!(budget.in_use(), (0, 0));
     }
 

@@ -62,7 +62,7 @@ use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::ApiFeature;
 pub use filecoin_proofs_api::RegisteredSealProof;
 use r1cs::Route;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
@@ -247,13 +247,15 @@ pub fn record_partition<Tree: 'static + MerkleTreeTrait>(
     capacity: Capacity,
     threads: usize,
 ) -> Result<Witness> {
-    let witness = synthesize_partition(partition, cancelled, capacity, threads, Memory::Whole, &mut || {})?;
-    witness.ok_or_else(|| {
-        Error::new(
-            ErrorKind::Panic,
-            "a partition allowed a whole recording made none",
-        )
-    })
+    loop {
+        // `None` only after a wait for another thread's learning that came
+        // to nothing: then the route is to learn or to record whole.
+        let witness =
+            synthesize_partition(partition, cancelled, capacity, threads, Memory::Whole, &mut || {})?;
+        if let Some(witness) = witness {
+            return Ok(witness);
+        }
+    }
 }
 
 /// What a partition's synthesis may hold.
@@ -273,12 +275,14 @@ pub fn values_path<Tree: 'static + MerkleTreeTrait>(partition: &Partition<Tree>)
 
 type PartitionCircuit<Tree> = StackedCircuit<Tree, DefaultPieceHasher>;
 
-/// `record_partition` within `memory`: `Ok(None)` when the partition needs
-/// a whole recording and `memory` is `Values`. `cores_done` is called once
-/// the synthesis no longer needs its threads (before a wait for another
-/// partition's learning).
+/// `record_partition` within `memory`: `Ok(None)` when the partition is to
+/// be synthesized again, with the whole reservation and its cores taken
+/// anew: it needs a whole recording and `memory` is `Values`, or it gave
+/// its cores back to wait for another partition's learning, which came to
+/// nothing. `cores_done` is called once the synthesis no longer needs its
+/// threads (before such a wait).
 ///
-/// While partition k learns the constraints (it was first), the others
+/// While one partition learns the constraints (it was first), the others
 /// synthesize their values and wait for the outcome: they record whole
 /// only if the constraints are refused.
 pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
@@ -307,7 +311,8 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
             }
         }
     };
-    let claim = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges) {
+    let may_learn = memory == Memory::Whole;
+    let claim = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges, may_learn) {
         Route::Learned(r1cs) => {
             if let Some(values) = values()? {
                 cores_done();
@@ -316,19 +321,30 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
             None
         }
         Route::Pending => {
-            if let Some(values) = values()? {
-                cores_done();
-                let learned =
-                    r1cs::wait_learned::<PartitionCircuit<Tree>>(&parameters, challenges, cancelled);
-                if let Some(r1cs) = learned {
-                    return r1cs.values_witness(values.inputs, values.aux).map(Some);
-                }
-                log::info!(
-                    "recording partition {} whole: its constraints were not learned",
-                    partition.k
-                );
+            // Values that do not fit their shape: recorded whole at once,
+            // on the cores still held.
+            let Some(values) = values()? else {
+                return if memory == Memory::Whole {
+                    record_whole(partition, cancelled, capacity, threads).map(Some)
+                } else {
+                    Ok(None)
+                };
+            };
+            cores_done();
+            let learned = r1cs::wait_learned::<PartitionCircuit<Tree>>(&parameters, challenges, cancelled);
+            if let Some(r1cs) = learned {
+                return r1cs.values_witness(values.inputs, values.aux).map(Some);
             }
-            None
+            if cancelled.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Err(Error::new(ErrorKind::Cancelled, "cancelled during synthesis"));
+            }
+            // Its cores are given back: the caller takes them again (and
+            // the whole reservation) and calls again.
+            log::info!(
+                "partition {}: its constraints were not learned, recorded whole",
+                partition.k
+            );
+            return Ok(None);
         }
         Route::Learn(claim) => Some(claim),
         Route::Whole => None,

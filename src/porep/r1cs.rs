@@ -268,14 +268,16 @@ pub enum Route {
 }
 
 /// The route for a partition of circuits of type `C`; at most one partition
-/// at a time learns a shape.
-pub fn route<C: 'static>(parameters: &str, units: usize) -> Route {
+/// at a time learns a shape. A partition that may not record whole
+/// (`may_learn` false) never claims the learning: it gets `Whole`.
+pub fn route<C: 'static>(parameters: &str, units: usize, may_learn: bool) -> Route {
     let key = key::<C>(parameters, units);
     let mut known = known();
     let refusals = match known.get(&key) {
         Some(Known::Learned(r1cs)) => return Route::Learned(r1cs.clone()),
         Some(Known::Learning) => return Route::Pending,
         Some(Known::Refused(tries)) if *tries >= TRIES => return Route::Whole,
+        _ if !may_learn => return Route::Whole,
         Some(Known::Refused(tries)) => *tries,
         None => 0,
     };
@@ -356,6 +358,15 @@ impl Claim {
     }
 }
 
+#[cfg(test)]
+impl Claim {
+    /// Ends the claim with `rows` learned (what `learn` does with rows that
+    /// give the witness back).
+    fn keep(mut self, rows: Arc<UnitConstraints>) {
+        self.end(Some(Known::Learned(rows)));
+    }
+}
+
 impl Drop for Claim {
     fn drop(&mut self) {
         if !self.ended {
@@ -395,7 +406,7 @@ mod tests {
     fn one_partition_learns_while_the_others_wait() {
         // A type of its own: the cache is the process's.
         struct Shape;
-        let claim = match route::<Shape>("p", 3) {
+        let claim = match route::<Shape>("p", 3, true) {
             Route::Learn(claim) => claim,
             _ => panic!("the first partition learns"),
         };
@@ -403,9 +414,9 @@ mod tests {
             values_path::<Shape>("p", 3),
             "the others take the values path meanwhile"
         );
-        assert!(matches!(route::<Shape>("p", 3), Route::Pending));
+        assert!(matches!(route::<Shape>("p", 3, true), Route::Pending));
         assert!(
-            matches!(route::<Shape>("q", 3), Route::Learn(_)),
+            matches!(route::<Shape>("q", 3, true), Route::Learn(_)),
             "other parameters, another shape"
         );
         let waiter = std::thread::spawn(|| wait_learned::<Shape>("p", 3, None).is_some());
@@ -414,7 +425,7 @@ mod tests {
         drop(claim);
         assert!(!waiter.join().unwrap());
         assert!(!values_path::<Shape>("p", 3));
-        let claim = match route::<Shape>("p", 3) {
+        let claim = match route::<Shape>("p", 3, true) {
             Route::Learn(claim) => claim,
             _ => panic!("claimed again"),
         };
@@ -427,16 +438,42 @@ mod tests {
     }
 
     #[test]
+    fn a_waiting_partition_gets_the_rows_learned() {
+        struct Shape;
+        let Route::Learn(claim) = route::<Shape>("p", 2, true) else {
+            panic!("the first partition learns");
+        };
+        // A partition held to its values' memory never claims the learning.
+        struct Other;
+        assert!(matches!(route::<Other>("p", 2, false), Route::Whole));
+        assert!(!values_path::<Other>("p", 2), "nothing claimed");
+        let waiting = std::sync::Barrier::new(2);
+        let got = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                waiting.wait();
+                wait_learned::<Shape>("p", 2, None)
+            });
+            waiting.wait();
+            std::thread::sleep(Duration::from_millis(50));
+            let (rows, _, _) = crate::testkit::synthetic::unit_constraints(2, 1, 7).unwrap();
+            claim.keep(rows);
+            waiter.join().unwrap()
+        });
+        let rows = got.expect("the rows, once learned");
+        assert!(matches!(route::<Shape>("p", 2, false), Route::Learned(r) if Arc::ptr_eq(&r, &rows)));
+    }
+
+    #[test]
     fn rows_refused_three_times_are_no_longer_tried() {
         struct Shape;
         for refusals in 0..TRIES {
-            match route::<Shape>("p", 3) {
+            match route::<Shape>("p", 3, true) {
                 Route::Learn(claim) => claim.learn(Empty, 3, &whole()),
                 _ => panic!("try {refusals} learns"),
             }
             assert!(!values_path::<Shape>("p", 3), "refused: recorded whole");
         }
-        assert!(matches!(route::<Shape>("p", 3), Route::Whole));
+        assert!(matches!(route::<Shape>("p", 3, true), Route::Whole));
         assert_eq!(wait_learned::<Shape>("p", 3, None).map(|_| ()), None);
     }
 }

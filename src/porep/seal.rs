@@ -725,16 +725,23 @@ fn prove_partition(
     };
     let reserve = |bytes: usize| host_budget().acquire_unless(bytes, stop).map_err(stopped_waiting);
     // The values path's smaller reservation where its products will be made
-    // on GPUs holding the parameters; the whole one otherwise, and always
-    // for the start's first partition.
-    let values_only = permit.is_none() && circuit.values_path() && products_on_gpus(params, opts.devices);
+    // on GPUs holding the parameters; the whole one otherwise (and the
+    // start's, taken for the job's first partition).
+    let values_fit = || circuit.values_path() && products_on_gpus(params, opts.devices);
     let (mut permit, mut memory) = match permit {
         Some(permit) => (permit, Memory::Whole),
-        None if values_only => (reserve(size.values_reserve)?, Memory::Values),
+        None if values_fit() => (reserve(size.values_reserve)?, Memory::Values),
         None => (reserve(size.reserve)?, Memory::Whole),
     };
-    // From its cores to its witness (a wait for another partition's
-    // learning included, a wait for cores not).
+    // A whole reservation asked for before the shape was being learned (the
+    // partitions of a job ask at once), or the start's: given back down to
+    // the values' once its turn comes, if they now fit.
+    if memory == Memory::Whole && values_fit() {
+        permit.shrink_to(size.values_reserve);
+        memory = Memory::Values;
+    }
+    // From its first cores to its witness (waits for learning, and for
+    // cores and memory again after a wait that came to nothing, included).
     let mut begun = None;
     let witness = loop {
         let mut slot = Some(synthesis_cores(size, stop).map_err(stopped_waiting)?);
@@ -750,18 +757,27 @@ fn prove_partition(
                         Error::new(e.kind, format!("partition {k}: {}", e.message))
                     }
                 })?;
-        match made {
-            Some(witness) => break witness,
-            None => {
-                // Its constraints were refused or its values do not fit their
-                // shape: recorded whole, under the whole reservation.
-                drop(slot);
-                drop(permit);
-                permit = reserve(size.reserve)?;
-                memory = Memory::Whole;
-            }
+        if let Some(witness) = made {
+            break witness;
+        }
+        // To be recorded whole (its constraints were refused, or its values
+        // do not fit their shape): again, on cores taken anew and under the
+        // whole reservation.
+        drop(slot);
+        if stop.load(Ordering::Relaxed) {
+            return Err(stopped());
+        }
+        if memory == Memory::Values {
+            drop(permit);
+            permit = reserve(size.reserve)?;
+            memory = Memory::Whole;
         }
     };
+    // A values witness whose products the GPUs will make holds no more
+    // than the values' reservation, however much it was given.
+    if witness.products.is_some() && products_on_gpus(params, opts.devices) {
+        permit.shrink_to(size.values_reserve);
+    }
     let synthesis = begun.map_or(Duration::ZERO, |t| t.elapsed());
     log::debug!("partition {k}: synthesized in {:.1} s", synthesis.as_secs_f64());
     let (r, s) = match opts.fixed_r_s {
