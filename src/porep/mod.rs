@@ -341,7 +341,7 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
             // Its cores are given back: the caller takes them again (and
             // the whole reservation) and calls again.
             log::info!(
-                "partition {}: its constraints were not learned, recorded whole",
+                "partition {}: its constraints were not learned; synthesized again",
                 partition.k
             );
             return Ok(None);

@@ -652,12 +652,7 @@ fn synthesis_slots() -> &'static Budget {
 /// while the first partition synthesizes instead of after it. A GPU that
 /// already decided, or will not hold them, costs nothing.
 fn upload_ahead(params: &Arc<Parameters>, devices: DeviceMask) {
-    let log_m = params.domain_size().trailing_zeros();
-    let gpus = match devices.devices() {
-        Ok(gpus) if backend::gpus_take(log_m) => gpus,
-        _ => return,
-    };
-    for gpu in gpus {
+    for gpu in job_gpus(params, devices) {
         if !backend::points_likely_resident(params, gpu) {
             continue;
         }
@@ -668,6 +663,16 @@ fn upload_ahead(params: &Arc<Parameters>, devices: DeviceMask) {
         if let Err(e) = spawned {
             log::debug!("parameters go to GPU {gpu} with the first proof: no thread for it ({e})");
         }
+    }
+}
+
+/// The GPUs a job on `params` proves on: those of `devices`, when they take
+/// its domain (none otherwise, or on a bad mask, which the engine reports).
+fn job_gpus(params: &Parameters, devices: DeviceMask) -> Vec<usize> {
+    let log_m = params.domain_size().trailing_zeros();
+    match devices.devices() {
+        Ok(gpus) if backend::gpus_take(log_m) => gpus,
+        _ => Vec::new(),
     }
 }
 
@@ -685,13 +690,11 @@ fn synthesis_cores(size: PartitionSize, stop: &AtomicBool) -> Result<Permit> {
 /// Whether a partition's a, b, c will be products on its GPUs: they take
 /// its size and every one holds the parameters (or would).
 fn products_on_gpus(params: &Parameters, devices: DeviceMask) -> bool {
-    let log_m = params.domain_size().trailing_zeros();
-    match devices.devices() {
-        Ok(gpus) if !gpus.is_empty() && backend::gpus_take(log_m) => gpus
+    let gpus = job_gpus(params, devices);
+    !gpus.is_empty()
+        && gpus
             .iter()
-            .all(|&gpu| backend::points_likely_resident(params, gpu)),
-        _ => false,
-    }
+            .all(|&gpu| backend::points_likely_resident(params, gpu))
 }
 
 /// A mutex's value; a panic elsewhere leaves nothing here half-written.

@@ -278,18 +278,25 @@ pub fn synthesize_partition(
     crate::porep::by_shape!(proof, synthesize_shape(c1, k, with_bellperson, shared_threads))
 }
 
+/// Partition `k` of a C1 output.
+fn partition_of<Tree: 'static + MerkleTreeTrait>(
+    c1: SealCommitPhase1Output,
+    k: usize,
+) -> Result<crate::porep::Partition<Tree>> {
+    let mut partitions = crate::porep::partitions::<Tree>(c1)?;
+    if k >= partitions.len() {
+        return Err(Error::invalid(format!("the proof has no partition {k}")));
+    }
+    Ok(partitions.swap_remove(k))
+}
+
 fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
     c1: SealCommitPhase1Output,
     k: usize,
     with_bellperson: bool,
     shared_threads: Option<usize>,
 ) -> Result<PartitionSynthesis> {
-    let mut partitions = crate::porep::partitions::<Tree>(c1)?;
-    if k >= partitions.len() {
-        return Err(Error::invalid(format!("the proof has no partition {k}")));
-    }
-    let partition = partitions.swap_remove(k);
-    drop(partitions);
+    let partition = partition_of::<Tree>(c1, k)?;
     let ours = partition.circuit()?;
     let theirs = if with_bellperson {
         Some(partition.circuit()?)
@@ -373,12 +380,7 @@ fn record_shared_shape<Tree: 'static + MerkleTreeTrait>(
     k: usize,
     threads: usize,
 ) -> Result<Witness> {
-    let mut partitions = crate::porep::partitions::<Tree>(c1)?;
-    if k >= partitions.len() {
-        return Err(Error::invalid(format!("the proof has no partition {k}")));
-    }
-    let partition = partitions.swap_remove(k);
-    drop(partitions);
+    let partition = partition_of::<Tree>(c1, k)?;
     // No limit: the shared recorder allocates what its counting pass finds.
     let unbounded = usize::MAX / 4;
     let capacity = crate::porep::Capacity {

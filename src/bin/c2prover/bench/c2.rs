@@ -154,7 +154,7 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     let wall = started.elapsed().as_secs_f64();
     let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_by_key(|d| d.ended);
-    summary(&done, wall, started);
+    summary(&done, wall, started, args.jobs.max(1));
     print_memory(&params, peak_device);
     Ok(())
 }
@@ -227,7 +227,9 @@ fn report(d: &Done) {
 /// The run's totals: GPU time and idle fraction over the whole run, and the
 /// time per proof in steady state (between the first and the last proof's
 /// ends, when there are several).
-fn summary(done: &[Done], wall: f64, started: Instant) {
+/// The run's figures; a steady state only when some proof started after
+/// another ended (more proofs than jobs in flight).
+fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) {
     let (stages, circuits) = STATS.snapshot();
     let gpu: f64 = stages
         .iter()
@@ -249,7 +251,7 @@ fn summary(done: &[Done], wall: f64, started: Instant) {
         100.0 - 100.0 * gpu / wall
         );
     }
-    if let [first, .., last] = done {
+    if let ([first, .., last], true) = (done, done.len() > jobs) {
         let steady = (last.ended - first.ended).as_secs_f64() / (done.len() - 1) as f64;
         println!(
             "steady state: {steady:.1} s per proof (first proof ended at {:.1} s)",
