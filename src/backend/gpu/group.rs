@@ -10,13 +10,14 @@
 //! (a, b, c in the H step, aux with the witness MSMs); only the few inputs
 //! are checked on the CPU.
 
-use super::{lanes, memory};
+use super::{lanes, memory, Curve};
 use crate::backend::gpu;
 use crate::backend::{cpu, Call};
 use crate::error::{Error, ErrorKind, Result};
 use crate::groth16::{Assignment, Queries, QuerySums, Term, WitnessSums};
 use crate::math::{Fr, G1, G2};
 use crate::stats::{Stage, STATS};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 /// The five sums of each of `circuits` (index in the call, assignment) on
@@ -77,9 +78,187 @@ fn sums_checked_on_the_way(
             w.check_inputs_reduced(index)?;
         }
     }
-    let h = h_sums(call, circuits, gpu)?;
+    let (h, witness) = match plan(call, circuits, gpu)? {
+        Plan::Together { h_msm, witness } => {
+            log::debug!(
+                "GPU {gpu}: H side and witness MSMs of {} circuits at once ({} MiB for H's MSM beside h, {} MiB for \
+                 the witness MSMs)",
+                circuits.len(),
+                h_msm >> 20,
+                witness >> 20
+            );
+            together(call, circuits, gpu, h_msm, witness)?
+        }
+        Plan::InTurn => {
+            let go_on = || call.check_cancelled();
+            let h = h_sums(call, circuits, gpu, None, &go_on)?;
+            (h, witness_or_cpu(call, circuits, gpu, &go_on)?)
+        }
+    };
+    if h.len() != circuits.len() || witness.len() != circuits.len() {
+        return Err(Error::new(
+            ErrorKind::Gpu,
+            "internal: a sum of a group is missing",
+        ));
+    }
+    Ok(witness
+        .into_iter()
+        .zip(h)
+        .map(|(sums, h)| sums.with_h(h))
+        .collect())
+}
+
+/// The smallest chunk of aux values the witness MSMs run in beside the H
+/// side; with less room than that takes they wait for it instead.
+const LEAST_CHUNK_BESIDE_H: usize = 1 << 20;
+
+/// How a group's GPU stage uses the GPU's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// The H side (circuit by circuit: its H step, then H's MSM with
+    /// `h_msm` bytes beside h) and the witness MSMs (within `witness`
+    /// bytes) at once, on threads and streams of their own: the H step is
+    /// its upload of a, b and c, which leaves the GPU's cores to the
+    /// witness MSMs, and the chunks of both sides' points go up while the
+    /// other side computes.
+    Together { h_msm: usize, witness: usize },
+    /// The H side, then the witness MSMs, each with all the room.
+    InTurn,
+}
+
+/// The plan for `circuits` on GPU `gpu`: together when the room holds one
+/// circuit's H side (its H step, or its h and H's MSM in chunks of a
+/// sixteenth of the domain) and, in the rest, the witness MSMs in chunks of
+/// at least `LEAST_CHUNK_BESIDE_H` aux values; each side keeps a slack of
+/// its own.
+fn plan(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Plan> {
+    let Some(&(_, first)) = circuits.first() else {
+        return Ok(Plan::InTurn);
+    };
+    let log_m = call.domain.log_m;
+    let m = 1usize << log_m;
+    // What the H step leaves allocated beyond h: the twiddles it makes on
+    // a GPU's first H step of this size (the few tables are counted too).
+    let made_by_step = gpu::h_step_bytes(gpu, log_m, true)?;
+    let h_chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
+    let h_msm_least = super::streamed::over_device_scalars_bytes::<G1>(gpu, h_chunk);
+    let h_side = gpu::h_step_bytes(gpu, log_m, false)?
+        .max(made_by_step + FR * m + h_msm_least)
+        .saturating_add(memory::SLACK);
+    let Some(witness) = memory::room(gpu).checked_sub(h_side) else {
+        return Ok(Plan::InTurn);
+    };
+    let n = first.aux.len();
+    let (g1, g2) = aux_terms(call, first);
+    let chunk = gpu::shared_chunk_within(witness, gpu, &g1, &g2, n);
+    let fits = gpu::shared_chunk_bytes(gpu, &g1, &g2, n, chunk).saturating_add(memory::SLACK) <= witness;
+    Ok(if fits && chunk >= n.min(LEAST_CHUNK_BESIDE_H) {
+        Plan::Together {
+            h_msm: h_side - made_by_step - FR * m,
+            witness,
+        }
+    } else {
+        Plan::InTurn
+    })
+}
+
+/// Bytes of one scalar (Fr).
+const FR: usize = std::mem::size_of::<Fr>();
+
+/// Which side of `together` failed first, so that its error is the one
+/// returned (the other side's is only that it was stopped).
+const NEITHER: u8 = 0;
+const H_SIDE: u8 = 1;
+const WITNESS_SIDE: u8 = 2;
+
+/// The H side and the witness MSMs of `circuits` at once (`Plan::Together`):
+/// the witness MSMs on a thread of their own within `witness` bytes, the H
+/// side here with `h_msm` bytes for H's MSM beside h. A side that fails
+/// stops the other; a side out of memory beside the other (other work took
+/// the room since the plan) runs again on its own after it.
+fn together(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+    h_msm: usize,
+    witness: usize,
+) -> Result<(Vec<G1>, Vec<WitnessSums>)> {
+    let failed = AtomicU8::new(NEITHER);
+    let go_on = || {
+        call.check_cancelled()?;
+        match failed.load(Ordering::Relaxed) {
+            NEITHER => Ok(()),
+            _ => Err(Error::new(
+                ErrorKind::Cancelled,
+                "stopped: the other side of the GPU stage failed",
+            )),
+        }
+    };
+    // Out of memory is not a failure here: the side runs again below.
+    let note = |side: u8, error: Option<&Error>| {
+        if error.is_some_and(|e| e.kind != ErrorKind::OutOfMemory) {
+            let _ = failed.compare_exchange(NEITHER, side, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    };
+    let (h, shared) = std::thread::scope(|scope| {
+        let shared = scope.spawn(|| {
+            let started = Instant::now();
+            let sums = witness_sums(call, circuits, gpu, Some(witness), &go_on);
+            STATS.add(Stage::SharedMsm, started.elapsed());
+            note(WITNESS_SIDE, sums.as_ref().err());
+            sums
+        });
+        let h = h_sums(call, circuits, gpu, Some(h_msm), &go_on);
+        note(H_SIDE, h.as_ref().err());
+        let shared = shared.join().unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::Panic,
+                "internal error: the witness MSMs' thread panicked",
+            ))
+        });
+        (h, shared)
+    });
+    match failed.load(Ordering::Relaxed) {
+        H_SIDE => {
+            return Err(h
+                .err()
+                .unwrap_or_else(|| Error::new(ErrorKind::Gpu, "internal: H side")))
+        }
+        WITNESS_SIDE => {
+            return Err(shared
+                .err()
+                .unwrap_or_else(|| Error::new(ErrorKind::Gpu, "internal: witness side")))
+        }
+        _ => {}
+    }
+    let go_on = || call.check_cancelled();
+    let h = match h {
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            log::warn!("GPU {gpu}: H side out of memory beside the witness MSMs ({e}); again on its own");
+            h_sums(call, circuits, gpu, None, &go_on)?
+        }
+        other => other?,
+    };
+    let witness = match shared {
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            log::warn!("GPU {gpu}: witness MSMs out of memory beside the H side ({e}); again on their own");
+            witness_or_cpu(call, circuits, gpu, &go_on)?
+        }
+        other => other?,
+    };
+    Ok((h, witness))
+}
+
+/// The witness sums of `circuits` on GPU `gpu` with all its room, or on the
+/// CPU when that is out of memory (other work holds the GPU's).
+fn witness_or_cpu(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+    go_on: &dyn Fn() -> Result<()>,
+) -> Result<Vec<WitnessSums>> {
     let started = Instant::now();
-    let witness = match witness_sums(call, circuits, gpu) {
+    match witness_sums(call, circuits, gpu, None, go_on) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             log::warn!("GPU {gpu}: witness MSMs out of memory ({e}); running them on the CPU");
             let started = Instant::now();
@@ -99,18 +278,7 @@ fn sums_checked_on_the_way(
             STATS.add(Stage::SharedMsm, started.elapsed());
             other
         }
-    }?;
-    if h.len() != circuits.len() || witness.len() != circuits.len() {
-        return Err(Error::new(
-            ErrorKind::Gpu,
-            "internal: a sum of a group is missing",
-        ));
     }
-    Ok(witness
-        .into_iter()
-        .zip(h)
-        .map(|(sums, h)| sums.with_h(h))
-        .collect())
 }
 
 /// In place of `e`, a value not below the modulus that the checks on the
@@ -133,12 +301,21 @@ fn in_check_order(call: &Call, circuits: &[(usize, &Assignment)], e: Error) -> E
 /// chunk of a circuit's aux values going up once for the four (checked on
 /// the way unless the call's values are) and each chunk of points once for
 /// all the circuits; the few inputs' terms each on their own.
-fn witness_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Vec<WitnessSums>> {
+/// With `room`, within that many bytes of the GPU's memory (the H side
+/// running beside them); `go_on` runs between chunks (a cancelled call, or
+/// a failed H side beside them, stops there).
+fn witness_sums(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+    room: Option<usize>,
+    go_on: &dyn Fn() -> Result<()>,
+) -> Result<Vec<WitnessSums>> {
     let params = call.params;
     let first = circuits[0].1;
     let queries = Queries::of(first);
     let density = |t: &Term| t.mask.map(|mask| first.mask(mask));
-    let g1_aux = [queries.l, queries.a[1], queries.b_g1[1]];
+    let g1_aux = aux_g1_terms(&queries);
     let g2_aux = [queries.b_g2[1]];
     let aux: Vec<gpu::CheckedScalars> = circuits
         .iter()
@@ -147,19 +324,10 @@ fn witness_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> R
             check: gpu::Checked::of((!call.values_checked).then_some(index), "aux"),
         })
         .collect();
-    let mut shared = gpu::streamed_msms_sharing_scalars(
-        gpu,
-        &g1_aux.map(|t| gpu::HostTerm {
-            points: &t.query.g1_points(params)[t.offset..],
-            density: density(&t),
-        }),
-        &g2_aux.map(|t| gpu::HostTerm {
-            points: &params.b_g2[t.offset..],
-            density: density(&t),
-        }),
-        &aux,
-        &|| call.check_cancelled(),
-    )?;
+    let (g1, g2) = aux_terms(call, first);
+    let room = || room.unwrap_or_else(|| memory::room(gpu));
+    let chunk = gpu::shared_chunk_within(room(), gpu, &g1, &g2, first.aux.len());
+    let mut shared = gpu::streamed_msms_sharing_scalars_in_chunks(gpu, &g1, &g2, &aux, go_on, chunk)?;
     // Each aux term's sums, taken once by the combination below.
     let mut take = |t: &Term| -> Option<Vec<G1>> {
         let k = g1_aux.iter().position(|a| a == t)?;
@@ -171,19 +339,51 @@ fn witness_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> R
         |t| match take(t) {
             Some(sums) => Ok(sums),
             None => {
-                call.check_cancelled()?;
+                go_on()?;
                 let points = &t.query.g1_points(params)[t.offset..];
-                gpu::streamed_msms::<G1>(gpu, points, &inputs(t), density(t))
+                let scalars = inputs(t);
+                let n = scalars.first().map_or(0, |s| s.len());
+                let chunk = memory::stream_chunk_within(room(), gpu, Curve::G1, n, 96, t.mask.is_some());
+                gpu::streamed_msms_in_chunks::<G1>(gpu, points, &scalars, density(t), chunk)
             }
         },
         |t| match (t == &g2_aux[0]).then(|| b_g2_aux.take()).flatten() {
             Some(sums) => Ok(sums),
             None => {
-                call.check_cancelled()?;
-                gpu::streamed_msms::<G2>(gpu, &params.b_g2[t.offset..], &inputs(t), density(t))
+                go_on()?;
+                let scalars = inputs(t);
+                let n = scalars.first().map_or(0, |s| s.len());
+                let chunk = memory::stream_chunk_within(room(), gpu, Curve::G2, n, 192, t.mask.is_some());
+                gpu::streamed_msms_in_chunks::<G2>(gpu, &params.b_g2[t.offset..], &scalars, density(t), chunk)
             }
         },
     )
+}
+
+/// The G1 queries that meet the aux values in the witness MSMs: L, A's and
+/// B_G1's aux parts (B_G2's is the G2 one).
+fn aux_g1_terms(queries: &Queries) -> [Term; 3] {
+    [queries.l, queries.a[1], queries.b_g1[1]]
+}
+
+/// The points and densities of the aux terms of `first` (and of every
+/// circuit sharing its terms): L, A, B_G1 in G1, B_G2 in G2.
+fn aux_terms<'a>(
+    call: &Call<'a>,
+    first: &'a Assignment,
+) -> ([gpu::HostTerm<'a, G1>; 3], [gpu::HostTerm<'a, G2>; 1]) {
+    let params = call.params;
+    let queries = Queries::of(first);
+    let density = |t: &Term| t.mask.map(|mask| first.mask(mask));
+    let g1 = aux_g1_terms(&queries).map(|t| gpu::HostTerm {
+        points: &t.query.g1_points(params)[t.offset..],
+        density: density(&t),
+    });
+    let g2 = [queries.b_g2[1]].map(|t| gpu::HostTerm {
+        points: &params.b_g2[t.offset..],
+        density: density(&t),
+    });
+    (g1, g2)
 }
 
 /// Σ h·H of each circuit, in batches of as many circuits as the GPU holds
@@ -195,7 +395,19 @@ fn witness_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> R
 /// (other work took it since the estimate) closes the batch and waits for
 /// the next; without room for the MSM, the batch's h come back and the
 /// CPU runs it.
-fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Vec<G1>> {
+///
+/// With `h_msm` (the witness MSMs running beside, `Plan::Together`), a
+/// batch is one circuit, H's MSM plans with that many bytes beside h, and
+/// out of memory is returned (the caller runs the side again on its own);
+/// `go_on` runs between the steps (a cancelled call, or a failed side
+/// beside, stops there).
+fn h_sums(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+    h_msm: Option<usize>,
+    go_on: &dyn Fn() -> Result<()>,
+) -> Result<Vec<G1>> {
     let params = call.params;
     let mut sums = Vec::with_capacity(circuits.len());
     let mut pending = circuits.iter().peekable();
@@ -203,10 +415,10 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
         let started = Instant::now();
         let mut batch: Vec<gpu::DeviceScalars> = Vec::new();
         while let Some(&&(index, w)) = pending.peek() {
-            if !batch.is_empty() && !room_for_another_h(call, gpu)? {
+            if !batch.is_empty() && (h_msm.is_some() || !room_for_another_h(call, gpu)?) {
                 break;
             }
-            call.check_cancelled()?;
+            go_on()?;
             // Left to the constraints, a, b, c are made here, on the host:
             // the streamed path keeps no aux values on the GPU.
             let products = w.host_products()?;
@@ -246,10 +458,16 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<
             "GPU {gpu}: H's MSM over streamed points for a batch of {} circuits",
             batch.len()
         );
-        call.check_cancelled()?;
+        go_on()?;
         // H has one point fewer than the domain: h's last value meets none.
-        match gpu::streamed_msms_over_device_scalars::<G1>(gpu, &params.h, &batch) {
-            Err(e) if e.kind == ErrorKind::OutOfMemory => {
+        let m = call.domain.m;
+        let room = h_msm.unwrap_or_else(|| memory::room(gpu));
+        let chunk = memory::largest_chunk_within(room, m, |chunk| {
+            super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk)
+        });
+        match gpu::streamed_msms_over_device_scalars_in_chunks::<G1>(gpu, &params.h, &batch, chunk) {
+            // Beside the witness MSMs, the side runs again on its own instead.
+            Err(e) if e.kind == ErrorKind::OutOfMemory && h_msm.is_none() => {
                 log::warn!(
                     "GPU {gpu}: H's MSM for {} circuits out of memory ({e}); running it on the CPU",
                     batch.len()

@@ -55,7 +55,7 @@ pub fn streamed_msms<P: DeviceGroup>(
 }
 
 /// `streamed_msms` with chunks of `chunk` scalars.
-fn streamed_msms_in_chunks<P: DeviceGroup>(
+pub fn streamed_msms_in_chunks<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
     scalars: &[&[Fr]],
@@ -301,24 +301,48 @@ pub fn streamed_msms_sharing_scalars(
     between: &dyn Fn() -> Result<()>,
 ) -> Result<SharedSums> {
     let n = check_shared(g1, g2, scalars)?;
-    let bytes = |chunk: usize| {
-        let points = shared_chunks(n, chunk, g1, g2)
-            .iter()
-            .map(|c| c.point_bytes())
-            .max()
-            .unwrap_or(0);
-        let msm = g1
-            .iter()
-            .map(|t| t.msm_bytes(device, chunk))
-            .chain(g2.iter().map(|t| t.msm_bytes(device, chunk)))
-            .max()
-            .unwrap_or(0);
-        (2 * points)
-            .saturating_add(std::mem::size_of::<Fr>() * chunk)
-            .saturating_add(msm)
-    };
-    let chunk = memory::largest_chunk(device, n, |chunk| bytes(chunk.next_multiple_of(64)));
+    let chunk = shared_chunk_within(memory::room(device), device, g1, g2, n);
     streamed_msms_sharing_scalars_in_chunks(device, g1, g2, scalars, between, chunk)
+}
+
+/// The chunk of `streamed_msms_sharing_scalars` over vectors of `n` scalars
+/// within `room` bytes of GPU `device` (`memory::largest_chunk_within`: at
+/// least the smallest streamed chunk, whether it fits or not).
+pub fn shared_chunk_within(
+    room: usize,
+    device: usize,
+    g1: &[HostTerm<G1>],
+    g2: &[HostTerm<G2>],
+    n: usize,
+) -> usize {
+    memory::largest_chunk_within(room, n, |chunk| shared_chunk_bytes(device, g1, g2, n, chunk))
+}
+
+/// Device bytes of `streamed_msms_sharing_scalars` in chunks of `chunk`
+/// scalars (rounded up to a multiple of 64): two chunks of every term's
+/// points, one chunk of scalars and the largest of one chunk's MSMs.
+pub fn shared_chunk_bytes(
+    device: usize,
+    g1: &[HostTerm<G1>],
+    g2: &[HostTerm<G2>],
+    n: usize,
+    chunk: usize,
+) -> usize {
+    let chunk = chunk.next_multiple_of(64);
+    let points = shared_chunks(n, chunk, g1, g2)
+        .iter()
+        .map(|c| c.point_bytes())
+        .max()
+        .unwrap_or(0);
+    let msm = g1
+        .iter()
+        .map(|t| t.msm_bytes(device, chunk))
+        .chain(g2.iter().map(|t| t.msm_bytes(device, chunk)))
+        .max()
+        .unwrap_or(0);
+    (2 * points)
+        .saturating_add(std::mem::size_of::<Fr>() * chunk)
+        .saturating_add(msm)
 }
 
 /// The length of `scalars`' vectors, once they and the terms are checked
