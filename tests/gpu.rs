@@ -540,10 +540,10 @@ mod msm {
     use super::gpu;
     use c2prover::backend::cpu::msm::dense_msm;
     use c2prover::backend::gpu::{
-        msm, streamed_msm, streamed_msm_in_chunks, streamed_msms_over_device_scalars,
-        streamed_msms_over_device_scalars_in_chunks, streamed_msms_sharing_scalars,
-        streamed_msms_sharing_scalars_in_chunks, upload_g1, upload_g2, upload_scalars, Checked,
-        CheckedScalars, HostTerm, Scalars,
+        msm, msms_over_device_points_and_scalars, streamed_msm, streamed_msm_in_chunks,
+        streamed_msms_over_device_scalars, streamed_msms_over_device_scalars_in_chunks,
+        streamed_msms_sharing_scalars, streamed_msms_sharing_scalars_in_chunks, upload_g1, upload_g2,
+        upload_scalars, Checked, CheckedScalars, HostTerm, Scalars,
     };
     use c2prover::math::{Fr, G1Affine, G2Affine, G1, G2};
     use rand_chacha::ChaCha8Rng;
@@ -1223,15 +1223,18 @@ mod msm {
             HostTerm::<G1> {
                 points: &dense,
                 density: None,
+                resident: None,
             },
             HostTerm::<G1> {
                 points: &sparse,
                 density: Some(&words),
+                resident: None,
             },
         ];
         let g2 = [HostTerm::<G2> {
             points: &sparse_g2,
             density: Some(&words),
+            resident: None,
         }];
         let refs: Vec<CheckedScalars> = vectors
             .iter()
@@ -1245,6 +1248,33 @@ mod msm {
         for chunk in [100_000, 150_001] {
             runs.push(streamed_msms_sharing_scalars_in_chunks(0, &g1, &g2, &refs, &none, chunk).unwrap());
         }
+        // Copies kept on the GPU, read there chunk by chunk: the dense
+        // term's, and the sparse G1 term's from point 3 of its copy.
+        let dense_copy = upload_g1(0, &dense).unwrap();
+        let shifted: Vec<_> = dense[..3].iter().chain(&sparse).copied().collect();
+        let sparse_copy = upload_g1(0, &shifted).unwrap();
+        let kept = [
+            HostTerm::<G1> {
+                points: &dense,
+                density: None,
+                resident: Some((&dense_copy, 0)),
+            },
+            HostTerm::<G1> {
+                points: &sparse,
+                density: Some(&words),
+                resident: Some((&sparse_copy, 3)),
+            },
+        ];
+        runs.push(streamed_msms_sharing_scalars_in_chunks(0, &kept, &g2, &refs, &none, 100_000).unwrap());
+        let short_copy = [HostTerm::<G1> {
+            points: &sparse,
+            density: Some(&words),
+            resident: Some((&sparse_copy, 4)),
+        }];
+        assert!(
+            streamed_msms_sharing_scalars(0, &short_copy, &[], &refs, &none).is_err(),
+            "a copy with fewer points past its start than bits set"
+        );
         for (run, got) in runs.iter().enumerate() {
             for (v, s) in vectors.iter().enumerate() {
                 let selected = pick(s);
@@ -1268,6 +1298,7 @@ mod msm {
         let short = [HostTerm::<G1> {
             points: &sparse[..picked - 1],
             density: Some(&words),
+            resident: None,
         }];
         assert!(
             streamed_msms_sharing_scalars(0, &short, &[], &refs, &none).is_err(),
@@ -1338,6 +1369,18 @@ mod msm {
             let got: Vec<_> = got.iter().map(|p| p.to_affine()).collect();
             assert_eq!(got, want, "chunks of {chunk:?}");
         }
+        // The points kept on the GPU too (H kept beside streamed others).
+        let points_on_gpu = upload_g1(0, &points).unwrap();
+        for chunk in [n, 100_003] {
+            let got: Vec<G1> = msms_over_device_points_and_scalars(&points_on_gpu, &on_gpu, chunk).unwrap();
+            let got: Vec<_> = got.iter().map(|p| p.to_affine()).collect();
+            assert_eq!(got, want, "points on the GPU, chunks of {chunk}");
+        }
+        let few = upload_g1(0, &points[..n - 1]).unwrap();
+        assert!(
+            msms_over_device_points_and_scalars::<G1>(&few, &on_gpu, n).is_err(),
+            "fewer points on the GPU than scalars"
+        );
         for (k, (h, v)) in on_gpu.iter().zip(&vectors).enumerate() {
             assert!(h.to_host().unwrap() == *v, "h {k} left as it was");
         }
@@ -1478,6 +1521,33 @@ mod msm {
             }
         }
         assert_eq!(backend::resident_bytes(&params), 0, "the points streamed");
+        // Some vectors kept on the GPU (H alone; the witness queries' but
+        // H), the others streamed, in turn and beside each other.
+        use c2prover::groth16::Query;
+        let need = c2prover::backend::gpu::memory::smallest_plan(0, domain.log_m).unwrap();
+        let kept_sets: [&[Query]; 2] = [&[Query::H], &[Query::L, Query::A, Query::BG1, Query::BG2]];
+        for kept in kept_sets {
+            for budget in [None, Some(need)] {
+                backend::forget_gpu_copies(&params);
+                assert!(c2prover::backend::gpu::resident::keep(&params, 0, kept));
+                let bytes = backend::resident_bytes(&params);
+                assert!(bytes > 0, "{kept:?} kept");
+                let _restore = budget.map(|need| {
+                    let in_use = c2prover::backend::device_memory(0).unwrap().in_use;
+                    c2prover::backend::gpu::memory::set_budget(&[0], in_use + need).unwrap();
+                    RestoreBudget
+                });
+                let on_gpu = backend::sums_of_group(Backend::Gpu(0), &call, &group).unwrap();
+                for (i, (g, c)) in on_gpu.iter().zip(&cpu).enumerate() {
+                    assert!(
+                        g.h == c.h && g.l == c.l && g.a == c.a && g.b_g1 == c.b_g1 && g.b_g2 == c.b_g2,
+                        "{kept:?} kept, budget {budget:?}, circuit {i}"
+                    );
+                }
+                assert_eq!(backend::resident_bytes(&params), bytes, "{kept:?} kept, no more");
+            }
+        }
+        backend::forget_gpu_copies(&params);
     }
 
     /// Puts the default device budget of GPU 0 back when dropped.

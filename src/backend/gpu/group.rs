@@ -10,12 +10,14 @@
 //! (a, b, c in the H step, aux with the witness MSMs); only the few inputs
 //! are checked on the CPU.
 
-use super::{lanes, memory, Curve};
+use super::resident::{self, KeptPoints};
+use super::{lanes, memory, Curve, ScalarsAt};
 use crate::backend::gpu;
 use crate::backend::{cpu, Call};
 use crate::error::{Error, ErrorKind, Result};
-use crate::groth16::{Assignment, Queries, QuerySums, Term, WitnessSums};
+use crate::groth16::{Assignment, Queries, Query, QuerySums, Term, WitnessSums};
 use crate::math::{Fr, G1, G2};
+use crate::params::Parameters;
 use crate::stats::{Stage, STATS};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
@@ -78,7 +80,12 @@ fn sums_checked_on_the_way(
             w.check_inputs_reduced(index)?;
         }
     }
-    let (h, witness) = match plan(call, circuits, gpu)? {
+    let Some(&(_, first)) = circuits.first() else {
+        return Ok(Vec::new());
+    };
+    let kept = resident::kept(call.params, gpu, || work_beside_kept(call, first, gpu));
+    let kept = &*kept;
+    let (h, witness) = match plan(call, circuits, gpu, kept)? {
         Plan::Together { h_msm, witness } => {
             log::debug!(
                 "GPU {gpu}: H side and witness MSMs of {} circuits at once ({} MiB for H's MSM beside h, {} MiB for \
@@ -87,12 +94,12 @@ fn sums_checked_on_the_way(
                 h_msm >> 20,
                 witness >> 20
             );
-            together(call, circuits, gpu, h_msm, witness)?
+            together(call, circuits, gpu, kept, (h_msm, witness))?
         }
         Plan::InTurn => {
             let go_on = || call.check_cancelled();
-            let h = h_sums(call, circuits, gpu, None, &go_on)?;
-            (h, witness_or_cpu(call, circuits, gpu, &go_on)?)
+            let h = h_sums(call, circuits, gpu, kept, None, &go_on)?;
+            (h, witness_or_cpu(call, circuits, gpu, kept, &go_on)?)
         }
     };
     if h.len() != circuits.len() || witness.len() != circuits.len() {
@@ -131,25 +138,20 @@ enum Plan {
 /// sixteenth of the domain) and, in the rest, the witness MSMs in chunks of
 /// at least `LEAST_CHUNK_BESIDE_H` aux values; each side keeps a slack of
 /// its own.
-fn plan(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Plan> {
+fn plan(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, kept: &KeptPoints) -> Result<Plan> {
     let Some(&(_, first)) = circuits.first() else {
         return Ok(Plan::InTurn);
     };
-    let log_m = call.domain.log_m;
-    let m = 1usize << log_m;
-    // What the H step leaves allocated beyond h: the twiddles it makes on
-    // a GPU's first H step of this size (the few tables are counted too).
-    let made_by_step = gpu::h_step_bytes(gpu, log_m, true)?;
-    let h_chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
-    let h_msm_least = super::streamed::over_device_scalars_bytes::<G1>(gpu, h_chunk);
-    let h_side = gpu::h_step_bytes(gpu, log_m, false)?
-        .max(made_by_step + FR * m + h_msm_least)
-        .saturating_add(memory::SLACK);
+    let HSide {
+        bytes: h_side,
+        made_by_step,
+    } = h_side(call, gpu)?;
     let Some(witness) = memory::room(gpu).checked_sub(h_side) else {
         return Ok(Plan::InTurn);
     };
+    let m = call.domain.m;
     let n = first.aux.len();
-    let (g1, g2) = aux_terms(call, first);
+    let (g1, g2) = aux_terms(call.params, first, kept);
     let chunk = gpu::shared_chunk_within(witness, gpu, &g1, &g2, n);
     let fits = gpu::shared_chunk_bytes(gpu, &g1, &g2, n, chunk).saturating_add(memory::SLACK) <= witness;
     Ok(if fits && chunk >= n.min(LEAST_CHUNK_BESIDE_H) {
@@ -164,6 +166,51 @@ fn plan(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize) -> Result<Pl
 
 /// Bytes of one scalar (Fr).
 const FR: usize = std::mem::size_of::<Fr>();
+
+/// One circuit's H side on a GPU whose points stream.
+struct HSide {
+    /// Its device bytes, a slack included: its H step, or its h and H's
+    /// MSM in chunks of a sixteenth of the domain beside what the step
+    /// leaves, whichever is larger.
+    bytes: usize,
+    /// What the H step leaves allocated beyond h: the twiddles it makes on
+    /// a GPU's first H step of this size (the few tables are counted too).
+    made_by_step: usize,
+}
+
+fn h_side(call: &Call, gpu: usize) -> Result<HSide> {
+    let log_m = call.domain.log_m;
+    let m = call.domain.m;
+    let made_by_step = gpu::h_step_bytes(gpu, log_m, true)?;
+    let h_chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
+    let h_msm_least = super::streamed::over_device_scalars_bytes::<G1>(gpu, h_chunk);
+    let bytes = gpu::h_step_bytes(gpu, log_m, false)?
+        .max(made_by_step + FR * m + h_msm_least)
+        .saturating_add(memory::SLACK);
+    Ok(HSide { bytes, made_by_step })
+}
+
+/// The aux values per chunk of the witness MSMs that point vectors kept on
+/// the GPU leave room for.
+const WITNESS_CHUNK_BESIDE_KEPT: usize = 1 << 22;
+
+/// The device bytes the streamed path keeps for itself when it decides
+/// which point vectors stay on GPU `gpu` (`resident::kept`): one circuit's
+/// H side and, beside it, the witness MSMs of `first`'s shape in chunks of
+/// `WITNESS_CHUNK_BESIDE_KEPT` (their points streamed); everything when it
+/// cannot say.
+fn work_beside_kept(call: &Call, first: &Assignment, gpu: usize) -> usize {
+    let Ok(h) = h_side(call, gpu) else {
+        return usize::MAX;
+    };
+    let n = first.aux.len();
+    let none = KeptPoints::default();
+    let (g1, g2) = aux_terms(call.params, first, &none);
+    let chunk = n.min(WITNESS_CHUNK_BESIDE_KEPT);
+    h.bytes
+        .saturating_add(gpu::shared_chunk_bytes(gpu, &g1, &g2, n, chunk))
+        .saturating_add(memory::SLACK)
+}
 
 /// Which side of `together` failed first, so that its error is the one
 /// returned (the other side's is only that it was stopped).
@@ -180,8 +227,8 @@ fn together(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
-    h_msm: usize,
-    witness: usize,
+    kept: &KeptPoints,
+    (h_msm, witness): (usize, usize),
 ) -> Result<(Vec<G1>, Vec<WitnessSums>)> {
     let failed = AtomicU8::new(NEITHER);
     let go_on = || {
@@ -203,12 +250,12 @@ fn together(
     let (h, shared) = std::thread::scope(|scope| {
         let shared = scope.spawn(|| {
             let started = Instant::now();
-            let sums = witness_sums(call, circuits, gpu, Some(witness), &go_on);
+            let sums = witness_sums(call, circuits, gpu, kept, Some(witness), &go_on);
             STATS.add(Stage::SharedMsm, started.elapsed());
             note(WITNESS_SIDE, sums.as_ref().err());
             sums
         });
-        let h = h_sums(call, circuits, gpu, Some(h_msm), &go_on);
+        let h = h_sums(call, circuits, gpu, kept, Some(h_msm), &go_on);
         note(H_SIDE, h.as_ref().err());
         let shared = shared.join().unwrap_or_else(|_| {
             Err(Error::new(
@@ -235,14 +282,14 @@ fn together(
     let h = match h {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             log::warn!("GPU {gpu}: H side out of memory beside the witness MSMs ({e}); again on its own");
-            h_sums(call, circuits, gpu, None, &go_on)?
+            h_sums(call, circuits, gpu, kept, None, &go_on)?
         }
         other => other?,
     };
     let witness = match shared {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             log::warn!("GPU {gpu}: witness MSMs out of memory beside the H side ({e}); again on their own");
-            witness_or_cpu(call, circuits, gpu, &go_on)?
+            witness_or_cpu(call, circuits, gpu, kept, &go_on)?
         }
         other => other?,
     };
@@ -255,10 +302,11 @@ fn witness_or_cpu(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
+    kept: &KeptPoints,
     go_on: &dyn Fn() -> Result<()>,
 ) -> Result<Vec<WitnessSums>> {
     let started = Instant::now();
-    match witness_sums(call, circuits, gpu, None, go_on) {
+    match witness_sums(call, circuits, gpu, kept, None, go_on) {
         Err(e) if e.kind == ErrorKind::OutOfMemory => {
             log::warn!("GPU {gpu}: witness MSMs out of memory ({e}); running them on the CPU");
             let started = Instant::now();
@@ -308,6 +356,7 @@ fn witness_sums(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
+    kept: &KeptPoints,
     room: Option<usize>,
     go_on: &dyn Fn() -> Result<()>,
 ) -> Result<Vec<WitnessSums>> {
@@ -324,7 +373,7 @@ fn witness_sums(
             check: gpu::Checked::of((!call.values_checked).then_some(index), "aux"),
         })
         .collect();
-    let (g1, g2) = aux_terms(call, first);
+    let (g1, g2) = aux_terms(params, first, kept);
     let room = || room.unwrap_or_else(|| memory::room(gpu));
     let chunk = gpu::shared_chunk_within(room(), gpu, &g1, &g2, first.aux.len());
     let mut shared = gpu::streamed_msms_sharing_scalars_in_chunks(gpu, &g1, &g2, &aux, go_on, chunk)?;
@@ -367,21 +416,25 @@ fn aux_g1_terms(queries: &Queries) -> [Term; 3] {
 }
 
 /// The points and densities of the aux terms of `first` (and of every
-/// circuit sharing its terms): L, A, B_G1 in G1, B_G2 in G2.
+/// circuit sharing its terms): L, A, B_G1 in G1, B_G2 in G2, each with its
+/// copy on the GPU where `kept` has one.
 fn aux_terms<'a>(
-    call: &Call<'a>,
+    params: &'a Parameters,
     first: &'a Assignment,
+    kept: &'a KeptPoints,
 ) -> ([gpu::HostTerm<'a, G1>; 3], [gpu::HostTerm<'a, G2>; 1]) {
-    let params = call.params;
     let queries = Queries::of(first);
     let density = |t: &Term| t.mask.map(|mask| first.mask(mask));
+    let resident = |t: &Term| kept.of(t.query).map(|copy| (copy, t.offset));
     let g1 = aux_g1_terms(&queries).map(|t| gpu::HostTerm {
         points: &t.query.g1_points(params)[t.offset..],
         density: density(&t),
+        resident: resident(&t),
     });
     let g2 = [queries.b_g2[1]].map(|t| gpu::HostTerm {
         points: &params.b_g2[t.offset..],
         density: density(&t),
+        resident: resident(&t),
     });
     (g1, g2)
 }
@@ -405,6 +458,7 @@ fn h_sums(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
+    kept: &KeptPoints,
     h_msm: Option<usize>,
     go_on: &dyn Fn() -> Result<()>,
 ) -> Result<Vec<G1>> {
@@ -462,10 +516,22 @@ fn h_sums(
         // H has one point fewer than the domain: h's last value meets none.
         let m = call.domain.m;
         let room = h_msm.unwrap_or_else(|| memory::room(gpu));
-        let chunk = memory::largest_chunk_within(room, m, |chunk| {
-            super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk)
-        });
-        match gpu::streamed_msms_over_device_scalars_in_chunks::<G1>(gpu, &params.h, &batch, chunk) {
+        let msm = match kept.of(Query::H) {
+            Some(points) => {
+                let chunk = memory::largest_chunk_within(room, m, |chunk| {
+                    gpu::msm_bytes(gpu, Curve::G1, chunk, ScalarsAt::DeviceShared, false)
+                        .unwrap_or(usize::MAX)
+                });
+                gpu::msms_over_device_points_and_scalars::<G1>(points, &batch, chunk)
+            }
+            None => {
+                let chunk = memory::largest_chunk_within(room, m, |chunk| {
+                    super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk)
+                });
+                gpu::streamed_msms_over_device_scalars_in_chunks::<G1>(gpu, &params.h, &batch, chunk)
+            }
+        };
+        match msm {
             // Beside the witness MSMs, the side runs again on its own instead.
             Err(e) if e.kind == ErrorKind::OutOfMemory && h_msm.is_none() => {
                 log::warn!(

@@ -2,19 +2,23 @@
 //! keyed by the parameters' identity (`params::ParamsId`): each is made on
 //! the first GPU proof there (or declined, and the MSM points stream) and
 //! freed when the parameters are dropped (the parameters tell this module
-//! through `params::on_release`; they hold nothing of the GPU's).
+//! through `params::on_release`; they hold nothing of the GPU's). Where the
+//! whole set is declined, some of its point vectors may stay (`kept`): those
+//! that fit beside the streamed path's work, H's first.
 
-use super::{memory, DeviceParams};
+use super::{memory, upload_g1, upload_g2, DeviceParams, DevicePoints};
 use crate::config::Residency;
+use crate::groth16::Query;
 use crate::params::{self, Parameters};
 use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One parameter set's copies: per GPU, undecided, declined (`None`) or
-/// made.
+/// made; and where declined, the vectors kept (none, some or all of them).
 struct Copies {
     per_device: Vec<OnceCell<Option<Arc<DeviceParams>>>>,
+    kept: Vec<OnceCell<Arc<KeptPoints>>>,
 }
 
 /// Every parameter set's copies, by `ParamsId`.
@@ -33,7 +37,7 @@ fn copies_map() -> MutexGuard<'static, HashMap<u64, Arc<Copies>>> {
 fn release(id: u64) {
     let gone = copies_map().remove(&id);
     if let Some(copies) = gone {
-        let bytes: usize = copies.per_device.iter().map(made_bytes).sum();
+        let bytes: usize = copies.per_device.iter().map(made_bytes).sum::<usize>() + kept_bytes(&copies);
         if bytes > 0 {
             log::info!("parameters released: {} MiB of GPU copies freed", bytes >> 20);
         }
@@ -50,6 +54,7 @@ fn copies_of(params: &Parameters) -> Arc<Copies> {
         .or_insert_with(|| {
             Arc::new(Copies {
                 per_device: (0..super::device_count()).map(|_| OnceCell::new()).collect(),
+                kept: (0..super::device_count()).map(|_| OnceCell::new()).collect(),
             })
         })
         .clone()
@@ -129,7 +134,150 @@ fn upload(params: &Parameters, device: usize) -> Option<Arc<DeviceParams>> {
 /// Device bytes of `params`' copies over all GPUs.
 pub fn bytes(params: &Parameters) -> usize {
     let copies = copies_map().get(&params.id.get()).cloned();
-    copies.map_or(0, |c| c.per_device.iter().map(made_bytes).sum())
+    copies.map_or(0, |c| {
+        c.per_device.iter().map(made_bytes).sum::<usize>() + kept_bytes(&c)
+    })
+}
+
+fn kept_bytes(copies: &Copies) -> usize {
+    copies
+        .kept
+        .iter()
+        .filter_map(OnceCell::get)
+        .map(|k| k.bytes())
+        .sum()
+}
+
+/// The point vectors of a parameter set kept on a GPU whose whole set does
+/// not stay there: MSMs read these where they are, and only the others
+/// stream.
+#[derive(Default)]
+pub struct KeptPoints {
+    pub h: Option<DevicePoints>,
+    pub l: Option<DevicePoints>,
+    pub a: Option<DevicePoints>,
+    pub b_g1: Option<DevicePoints>,
+    pub b_g2: Option<DevicePoints>,
+}
+
+impl KeptPoints {
+    /// The copy of `query`'s points, if kept.
+    pub fn of(&self, query: Query) -> Option<&DevicePoints> {
+        match query {
+            Query::H => self.h.as_ref(),
+            Query::L => self.l.as_ref(),
+            Query::A => self.a.as_ref(),
+            Query::BG1 => self.b_g1.as_ref(),
+            Query::BG2 => self.b_g2.as_ref(),
+        }
+        .filter(|p| !p.is_empty())
+    }
+
+    pub fn bytes(&self) -> usize {
+        [&self.h, &self.l, &self.a, &self.b_g1, &self.b_g2]
+            .iter()
+            .filter_map(|p| p.as_ref())
+            .map(DevicePoints::bytes)
+            .sum()
+    }
+
+    fn slot(&mut self, query: Query) -> &mut Option<DevicePoints> {
+        match query {
+            Query::H => &mut self.h,
+            Query::L => &mut self.l,
+            Query::A => &mut self.a,
+            Query::BG1 => &mut self.b_g1,
+            Query::BG2 => &mut self.b_g2,
+        }
+    }
+}
+
+/// The vectors of `params` kept on GPU `device`, whose points stream
+/// (`get_or_upload` declined them), decided on the first call there: those
+/// that fit its room beside `work()` bytes (the streamed path's own), under
+/// residency `Auto`. Call it inside the GPU's lane.
+pub fn kept(params: &Parameters, device: usize, work: impl FnOnce() -> usize) -> Arc<KeptPoints> {
+    let copies = copies_of(params);
+    let Some(cell) = copies.kept.get(device) else {
+        return Arc::default();
+    };
+    cell.get_or_init(|| {
+        if params.residency.resolve() != Residency::Auto {
+            return Arc::default();
+        }
+        let room = memory::room(device).saturating_sub(work() + memory::SLACK);
+        let sizes =
+            [Query::H, Query::L, Query::A, Query::BG1, Query::BG2].map(|q| (q, vector_bytes(params, q)));
+        Arc::new(upload_kept(params, device, &choose_kept(&sizes, room)))
+    })
+    .clone()
+}
+
+/// Keeps `chosen` of `params`' vectors on GPU `device` for its streamed
+/// calls from now on, whatever the room (unless decided already: `false`).
+/// For tests: at the sizes they run, a GPU that can keep H can keep
+/// everything, and the whole set stays.
+pub fn keep(params: &Parameters, device: usize, chosen: &[Query]) -> bool {
+    let copies = copies_of(params);
+    let Some(cell) = copies.kept.get(device) else {
+        return false;
+    };
+    cell.set(Arc::new(upload_kept(params, device, chosen))).is_ok()
+}
+
+/// Device bytes of `query`'s points in `params`.
+fn vector_bytes(params: &Parameters, query: Query) -> usize {
+    match query {
+        Query::BG2 => 192 * params.b_g2.len(),
+        _ => 96 * query.g1_points(params).len(),
+    }
+}
+
+/// The vectors to keep within `room` bytes, of `sizes`: H first (with
+/// streamed points its chunks go up once per batch of circuits, the
+/// others' once per call), then the largest of the others that fit, in
+/// turn.
+fn choose_kept(sizes: &[(Query, usize)], room: usize) -> Vec<Query> {
+    let mut order: Vec<(Query, usize)> = sizes.iter().copied().filter(|&(_, bytes)| bytes > 0).collect();
+    order.sort_by_key(|&(q, bytes)| (q != Query::H, std::cmp::Reverse(bytes)));
+    let mut left = room;
+    let mut chosen = Vec::new();
+    for (q, bytes) in order {
+        if bytes <= left {
+            left -= bytes;
+            chosen.push(q);
+        }
+    }
+    chosen
+}
+
+/// `chosen`'s copies on GPU `device`, as many as go up (one that fails is
+/// logged, and it and the rest stream).
+fn upload_kept(params: &Parameters, device: usize, chosen: &[Query]) -> KeptPoints {
+    let started = std::time::Instant::now();
+    let mut kept = KeptPoints::default();
+    for &q in chosen {
+        let copy = match q {
+            Query::BG2 => upload_g2(device, &params.b_g2),
+            _ => upload_g1(device, q.g1_points(params)),
+        };
+        match copy {
+            Ok(points) => *kept.slot(q) = Some(points),
+            Err(e) => {
+                log::warn!("{q:?}'s points could not stay on GPU {device} ({e}): they stream");
+                break;
+            }
+        }
+    }
+    if kept.bytes() > 0 {
+        log::info!(
+            "parameters partly on GPU {device}: {:?}, {} MiB in {:.2} s; the other points stream",
+            chosen,
+            kept.bytes() >> 20,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    kept
 }
 
 /// Frees `params`' copies on every GPU and forgets the decisions, so that
@@ -137,4 +285,43 @@ pub fn bytes(params: &Parameters) -> usize {
 /// Circuits in flight keep the copies they hold until they end.
 pub fn forget(params: &Parameters) {
     release(params.id.get());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn h_is_kept_first_then_the_largest_that_fit() {
+        let sizes = [
+            (Query::H, 40),
+            (Query::L, 39),
+            (Query::A, 20),
+            (Query::BG1, 20),
+            (Query::BG2, 41),
+        ];
+        assert_eq!(
+            choose_kept(&sizes, 39),
+            vec![Query::L],
+            "H does not fit; the largest other that does"
+        );
+        assert_eq!(choose_kept(&sizes, 40), vec![Query::H]);
+        assert_eq!(choose_kept(&sizes, 85), vec![Query::H, Query::BG2]);
+        assert_eq!(
+            choose_kept(&sizes, 100),
+            vec![Query::H, Query::BG2],
+            "then neither 39 nor 20 fits 19"
+        );
+        assert_eq!(choose_kept(&sizes, 101), vec![Query::H, Query::BG2, Query::A]);
+        assert_eq!(
+            choose_kept(&sizes, 160),
+            vec![Query::H, Query::BG2, Query::L, Query::A, Query::BG1]
+        );
+        let empty_h = [(Query::H, 0), (Query::L, 10)];
+        assert_eq!(
+            choose_kept(&empty_h, 10),
+            vec![Query::L],
+            "an empty vector is never kept"
+        );
+    }
 }

@@ -145,6 +145,32 @@ pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
     Ok(sums)
 }
 
+/// Σ h_i·points[i] for each of `scalars` (h of several circuits) with the
+/// points kept on their GPU too, `chunk` scalars at a time so that each
+/// MSM's working memory is a chunk's. The scalars are only read.
+pub fn msms_over_device_points_and_scalars<P: DeviceGroup>(
+    points: &DevicePoints,
+    scalars: &[DeviceScalars],
+    chunk: usize,
+) -> Result<Vec<P>> {
+    let n = scalars.first().map_or(0, |s| s.len());
+    if scalars.iter().any(|s| s.len() != n) || points.len() < n {
+        return Err(Error::size_mismatch(format!(
+            "scalar vectors of lengths {:?} over {} points",
+            scalars.iter().map(DeviceScalars::len).collect::<Vec<_>>(),
+            points.len()
+        )));
+    }
+    let mut sums = vec![P::identity(); scalars.len()];
+    for start in (0..n).step_by(chunk.max(1)) {
+        let range = start..n.min(start + chunk.max(1));
+        for (sum, scalars) in sums.iter_mut().zip(scalars) {
+            *sum = *sum + msm::<P>(points, start, Scalars::SharedPart(scalars, range.clone()), None)?;
+        }
+    }
+    Ok(sums)
+}
+
 /// Runs `each` on every chunk with its points on GPU `device`: the next
 /// chunk's points go up while `each` runs on the current one.
 fn over_chunks<P: DeviceGroup>(
@@ -190,10 +216,13 @@ fn pipelined<C: Sync, T: Send>(
 
 /// One query's points in host memory for `streamed_msms_sharing_scalars`,
 /// with the density bitmap that picks the scalars meeting them (none: all
-/// of them, in order).
+/// of them, in order), and, when a copy of them stays on the GPU, that copy
+/// and where in it `points` begin: its chunks are then read there instead
+/// of going up.
 pub struct HostTerm<'a, P: DeviceGroup> {
     pub points: &'a [P::Affine],
     pub density: Option<&'a [u64]>,
+    pub resident: Option<(&'a DevicePoints, usize)>,
 }
 
 impl<P: DeviceGroup> HostTerm<'_, P> {
@@ -223,7 +252,25 @@ impl<P: DeviceGroup> HostTerm<'_, P> {
                 self.points.len()
             )));
         }
+        if let Some((copy, from)) = self.resident {
+            if copy.curve() != P::CURVE || !from.checked_add(needed).is_some_and(|end| end <= copy.len()) {
+                return Err(Error::size_mismatch(format!(
+                    "{needed} scalars from point {from} of a copy of {} {:?} points on the GPU",
+                    copy.len(),
+                    copy.curve()
+                )));
+            }
+        }
         Ok(())
+    }
+
+    /// Device bytes of the points `range` when they go up (none when a copy
+    /// stays on the GPU).
+    fn upload_bytes(&self, range: &Range<usize>) -> usize {
+        match self.resident {
+            Some(_) => 0,
+            None => range.len() * P::POINT_BYTES,
+        }
     }
 
     /// The device memory of one chunk's MSM of `chunk` scalars on the
@@ -239,30 +286,34 @@ impl<P: DeviceGroup> HostTerm<'_, P> {
         .unwrap_or(usize::MAX)
     }
 
-    /// The points of `range` on GPU `device`, or none for an empty range.
+    /// The points of `range` on GPU `device`, or none for an empty range or
+    /// a term whose copy stays there.
     fn upload(&self, device: usize, range: &Range<usize>) -> Result<Option<DevicePoints>> {
-        if range.is_empty() {
+        if range.is_empty() || self.resident.is_some() {
             return Ok(None);
         }
         P::upload(device, &self.points[range.clone()]).map(Some)
     }
 
-    /// Adds to `sum` this term's MSM over `points` (its chunk on the
-    /// device, if it has any) and the chunk `scalars` of the scalars at
-    /// `on_device`.
+    /// Adds to `sum` this term's MSM over its points `range` (their chunk
+    /// uploaded, `points`, or its copy on the GPU) and the chunk `scalars`
+    /// of the scalars at `on_device`.
     fn add_msm(
         &self,
         sum: &mut P,
-        points: &Option<DevicePoints>,
+        (points, range): (&Option<DevicePoints>, &Range<usize>),
         scalars: &Range<usize>,
         on_device: &DeviceScalars,
     ) -> Result<()> {
-        if let Some(points) = points {
-            let words = self
-                .density
-                .map(|words| &words[scalars.start / 64..scalars.end.div_ceil(64)]);
-            *sum = *sum + msm::<P>(points, 0, Scalars::Shared(on_device), words)?;
-        }
+        let (points, offset) = match (points, self.resident) {
+            (Some(points), _) => (points, 0),
+            (None, Some((copy, from))) if !range.is_empty() => (copy, from + range.start),
+            (None, _) => return Ok(()),
+        };
+        let words = self
+            .density
+            .map(|words| &words[scalars.start / 64..scalars.end.div_ceil(64)]);
+        *sum = *sum + msm::<P>(points, offset, Scalars::Shared(on_device), words)?;
         Ok(())
     }
 }
@@ -331,7 +382,7 @@ pub fn shared_chunk_bytes(
     let chunk = chunk.next_multiple_of(64);
     let points = shared_chunks(n, chunk, g1, g2)
         .iter()
-        .map(|c| c.point_bytes())
+        .map(|c| c.upload_bytes(g1, g2))
         .max()
         .unwrap_or(0);
     let msm = g1
@@ -394,10 +445,10 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
                 let check = values.check.map(|check| check.from(c.scalars.start));
                 let on_device = upload_scalars(device, &values.values[c.scalars.clone()], check)?;
                 for (k, (t, points)) in g1.iter().zip(&points_g1).enumerate() {
-                    t.add_msm(&mut sums.g1[k][v], points, &c.scalars, &on_device)?;
+                    t.add_msm(&mut sums.g1[k][v], (points, &c.g1[k]), &c.scalars, &on_device)?;
                 }
                 for (k, (t, points)) in g2.iter().zip(&points_g2).enumerate() {
-                    t.add_msm(&mut sums.g2[k][v], points, &c.scalars, &on_device)?;
+                    t.add_msm(&mut sums.g2[k][v], (points, &c.g2[k]), &c.scalars, &on_device)?;
                 }
             }
             Ok(())
@@ -416,10 +467,11 @@ struct SharedChunk {
 }
 
 impl SharedChunk {
-    /// Device bytes of the chunk's points.
-    fn point_bytes(&self) -> usize {
-        let g1: usize = self.g1.iter().map(|r| r.len() * G1::POINT_BYTES).sum();
-        let g2: usize = self.g2.iter().map(|r| r.len() * G2::POINT_BYTES).sum();
+    /// Device bytes of the chunk's points that go up (those of `g1` and
+    /// `g2`, the terms it was made for, whose copies are not on the GPU).
+    fn upload_bytes(&self, g1: &[HostTerm<G1>], g2: &[HostTerm<G2>]) -> usize {
+        let g1: usize = g1.iter().zip(&self.g1).map(|(t, r)| t.upload_bytes(r)).sum();
+        let g2: usize = g2.iter().zip(&self.g2).map(|(t, r)| t.upload_bytes(r)).sum();
         g1 + g2
     }
 }
@@ -569,18 +621,22 @@ mod tests {
         let all = HostTerm::<G1> {
             points: &points,
             density: None,
+            resident: None,
         };
         let some = HostTerm::<G1> {
             points: &points,
             density: Some(&words),
+            resident: None,
         };
         let g2 = HostTerm::<G2> {
             points: &g2_points,
             density: Some(&words),
+            resident: None,
         };
         // 100 rounds up to 128; bits past n = 150 are not counted; a chunk
         // whose terms meet no point is still a chunk (the dense term's).
-        let got = shared_chunks(150, 100, &[all, some], &[g2]);
+        let (g1, g2) = ([all, some], [g2]);
+        let got = shared_chunks(150, 100, &g1, &g2);
         assert_eq!(
             got,
             vec![
@@ -596,7 +652,7 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(got[0].point_bytes(), 131 * 96 + 3 * 192);
+        assert_eq!(got[0].upload_bytes(&g1, &g2), 131 * 96 + 3 * 192);
         assert_eq!(shared_chunks(150, 0, &[], &[]).len(), 3, "a chunk of at least 64");
     }
 }

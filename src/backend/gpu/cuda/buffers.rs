@@ -115,6 +115,10 @@ impl DevicePoints {
         self.len * if self.curve == Curve::G1 { 96 } else { 192 }
     }
 
+    pub fn curve(&self) -> Curve {
+        self.curve
+    }
+
     /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
     /// Jacobian point of this vector's group); with a density bitmap, only
     /// the scalars whose bit is set, the k-th meeting points[offset + k].

@@ -218,13 +218,15 @@ pub(crate) fn bench_round(
     let per_circuit = median / (n * jobs) as f64;
     // What ran: the GPU takes H and the MSMs when present, over resident
     // points when the parameters went to its memory, streamed otherwise.
-    let backend = match (
-        c2prover::backend::device_count() > 0,
-        c2prover::backend::resident_bytes(params) > 0,
-    ) {
-        (true, true) => "GPU (H and MSMs, points resident)",
-        (true, false) => "GPU (H and MSMs, points streamed)",
-        _ => "CPU",
+    // (Decided by the runs; some vectors may stay while the others stream.)
+    let backend = if c2prover::backend::device_count() == 0 {
+        "CPU"
+    } else if !c2prover::backend::points_stream(params, 0) {
+        "GPU (H and MSMs, points resident)"
+    } else if c2prover::backend::resident_bytes(params) > 0 {
+        "GPU (H and MSMs, points streamed but for those kept on the GPU)"
+    } else {
+        "GPU (H and MSMs, points streamed)"
     };
     println!(
         "backend {backend} ({} CPU threads), {} 2^{}, {n} circuit(s) per call, {jobs} call(s) in flight: median {median:.3} s per round, {per_circuit:.3} s per circuit, {:.0} circuits per hour over {} runs (min {:.3}, max {:.3})",
