@@ -641,7 +641,7 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn h_from_a_b_c_uploaded_ahead_equals_cpu() {
-        use c2prover::backend::gpu::{free_memory, quotient_on_device, upload_abc, Abc};
+        use c2prover::backend::gpu::{free_memory, quotient_on_device, upload_abc, Abc, HostVectors};
         use c2prover::math::domain::Domain;
         let _gpu = gpu("h_from_a_b_c_uploaded_ahead_equals_cpu");
         // h as the H step leaves it on the device, copied back.
@@ -659,18 +659,22 @@ mod msm {
                     scalars(len, 80, 10, 80 + log_m as u64),
                 );
                 let cpu = c2prover::backend::cpu::h::quotient(&d, &a, &b, &c);
-                assert!(
-                    h_of(
-                        &d,
-                        Abc::Host {
-                            a: &a,
-                            b: &b,
-                            c: &c,
-                            check: Some(0)
-                        }
-                    ) == cpu,
-                    "h with a, b, c from the host differs from the CPU's, 2^{log_m}, {len} entries"
-                );
+                for vectors in [HostVectors::Three, HostVectors::Two] {
+                    assert!(
+                        h_of(
+                            &d,
+                            Abc::Host {
+                                a: &a,
+                                b: &b,
+                                c: &c,
+                                check: Some(0),
+                                vectors,
+                            }
+                        ) == cpu,
+                        "h with a, b, c from the host in {vectors:?} vectors differs from the CPU's, 2^{log_m}, {len} \
+                         entries"
+                    );
+                }
                 let ahead = upload_abc(0, &d, &a, &b, &c, Some(0)).unwrap();
                 assert!(
                     h_of(&d, Abc::Device(ahead)) == cpu,
@@ -710,7 +714,9 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn uploads_name_the_first_value_not_below_the_modulus() {
-        use c2prover::backend::gpu::{free_memory, quotient_on_device, upload_abc, Abc, Checked};
+        use c2prover::backend::gpu::{
+            free_memory, quotient_on_device, upload_abc, Abc, Checked, HostVectors,
+        };
         use c2prover::error::ErrorKind;
         use c2prover::math::domain::Domain;
         let _gpu = gpu("uploads_name_the_first_value_not_below_the_modulus");
@@ -780,7 +786,11 @@ mod msm {
         );
         b[7000] = bad[0];
         c[5] = bad[3];
-        for ahead in [false, true] {
+        for (ahead, vectors) in [
+            (false, HostVectors::Three),
+            (false, HostVectors::Two),
+            (true, HostVectors::Three),
+        ] {
             let e = if ahead {
                 upload_abc(0, &d, &a, &b, &c, Some(1)).err()
             } else {
@@ -792,6 +802,7 @@ mod msm {
                         b: &b,
                         c: &c,
                         check: Some(1),
+                        vectors,
                     },
                 )
                 .err()

@@ -5,9 +5,11 @@
 // ifft(c) / z; c takes one transform instead of two, and it is the last:
 // the way back from the coset runs while c uploads.
 //
-// Device memory per call: three domain-sized vectors (3·32·m bytes) plus the
-// twiddle table (16·m bytes, cached per device and domain size) and the coset
-// tables ((4 × 2^14 + 1) × 32 bytes). Everything but the cached tables is freed
+// Device memory per call: three domain-sized vectors (3·32·m bytes), or two
+// when c goes up into a's after the way back (a vector less where memory is
+// short; the way back then no longer overlaps c's upload), plus the twiddle
+// table (16·m bytes, cached per device and domain size) and the coset tables
+// ((4 × 2^14 + 1) × 32 bytes). Everything but the cached tables is freed
 // before the call returns, on success and on failure. Host: a, b, c are
 // uploaded through two 64 MiB pinned staging buffers per device (kept),
 // on a stream of their own, so the transforms of a run while b uploads.
@@ -168,9 +170,11 @@ using c2p::host::stream_t;
 // The H step. a, b, c are uploaded on one stream while the coset transforms
 // of those already on the device run on another (`overlap`), or all are
 // uploaded before any transform starts (to time the compute on its own).
+// With `in_two` (and overlap, a, b, c on the host), c goes up into a's
+// buffer once the way back has left it.
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     fr_t* const* abc_device, const h_consts& k, bool overlap, fr_t* h_out, fr_t** h_device,
-                     size_t* unreduced, c2p_h_timing* timing) {
+                     fr_t* const* abc_device, const h_consts& k, bool overlap, bool in_two, fr_t* h_out,
+                     fr_t** h_device, size_t* unreduced, c2p_h_timing* timing) {
     // a, b, c already on the device are this call's from here on, on every
     // path: freed at the end, or b's buffer handed out as h.
     dev_buf d_a, d_b, d_c;
@@ -198,11 +202,13 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, compute.s, &table));
 
     dev_buf coset;
+    in_two = in_two && overlap && !abc_device;
     if (!abc_device) {
         C2P_CUDA_OK(d_a.alloc(m));
         C2P_CUDA_OK(d_b.alloc(m));
-        C2P_CUDA_OK(d_c.alloc(m));
+        if (!in_two) C2P_CUDA_OK(d_c.alloc(m));
     }
+    fr_t* c_dev = in_two ? d_a.ptr : d_c.ptr;
     C2P_CUDA_OK(coset.alloc((4u << 14) + 1));
     fr_t* g_lo = coset.ptr;
     fr_t* g_hi = g_lo + (1 << 14);
@@ -226,7 +232,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     // h −= ifft(c)/z: c's inverse transform, scaled by 1/(m·z), subtracted
     // from h in natural order by its last pass's stores.
     auto c_out_of_h = [&]() -> cudaError_t {
-        return ntt(d_c.ptr, log_m, true, true, table, compute.s, cz, nullptr, d_b.ptr, nullptr, true);
+        return ntt(c_dev, log_m, true, true, table, compute.s, cz, nullptr, d_b.ptr, nullptr, true);
     };
     // The transforms once vector i is on the device: a's and b's to the
     // coset, the way back as soon as b's are done (while c uploads), then c's.
@@ -237,13 +243,14 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         return cudaSuccess;
     };
 
-    event_t started, uploaded[3], computed;
+    event_t started, uploaded[3], back, computed;
     C2P_CUDA_OK(cudaEventCreate(&started.ev));
+    C2P_CUDA_OK(cudaEventCreate(&back.ev));
     for (event_t& e : uploaded) C2P_CUDA_OK(cudaEventCreate(&e.ev));
     C2P_CUDA_OK(cudaEventCreate(&computed.ev));
     C2P_CUDA_OK(cudaEventRecord(started.ev, upload.s));
     const size_t bytes = abc_size * sizeof(fr_t), pad = (m - abc_size) * sizeof(fr_t);
-    fr_t* dev[3] = {d_a.ptr, d_b.ptr, d_c.ptr};
+    fr_t* dev[3] = {d_a.ptr, d_b.ptr, c_dev};
     const fr_t* host[3] = {a, b, c};
     {
         // Uploaded ahead (zero-padded to m), a, b, c are ready at once;
@@ -256,6 +263,11 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         }
         int slot = 0;
         for (int i = 0; i < 3; i++) {
+            if (in_two && i == 2) {
+                // c's upload waits for the way back to leave a's buffer.
+                C2P_CUDA_OK(cudaEventRecord(back.ev, compute.s));
+                C2P_CUDA_OK(cudaStreamWaitEvent(upload.s, back.ev, 0));
+            }
             if (!abc_device) {
                 C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s, unreduced ? &unreduced[i] : nullptr));
                 if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
@@ -306,8 +318,9 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // with c2p_cuda_free) of evaluation vectors a, b, c of
 // abc_size entries on the domain of size 2^log_m. Returns 0 or a CUDA error
 // code (message from c2p_cuda_last_error). `timing` may be NULL.
-// With `overlap`, uploads overlap the transforms (the prover's mode);
-// without, the compute is timed on its own.
+// With `overlap` 1, uploads overlap the transforms (the prover's mode);
+// with 2, too, in two vectors' memory instead of three (c goes up into a's
+// once the way back has left it); with 0, the compute is timed on its own.
 // With `abc_device` (three device arrays of 2^log_m elements from
 // c2p_cuda_upload, zero past abc_size), a, b, c are already on the device
 // and the host pointers are unused: the call takes the arrays over and frees
@@ -327,18 +340,22 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
                                static_cast<const fr_t*>(c), abc_size, reinterpret_cast<fr_t* const*>(abc_device), k,
-                               overlap != 0, static_cast<fr_t*>(h_out), reinterpret_cast<fr_t**>(h_device),
-                               unreduced, timing);
+                               overlap != 0, overlap == 2, static_cast<fr_t*>(h_out),
+                               reinterpret_cast<fr_t**>(h_device), unreduced, timing);
     return (int)err;
 }
 
-// The device bytes an H step of 2^log_m on `device` allocates: a, b and c
-// (unless uploaded ahead: `abc_on_device`), the coset tables, and the
-// twiddle table when the device has none of that size yet (kept after).
-extern "C" int c2p_cuda_h_bytes(int device, int log_m, int abc_on_device, size_t* bytes) {
+// The device bytes an H step of 2^log_m on `device` allocates: the
+// `host_vectors` domain-sized vectors a, b and c go up into from the host
+// (3; 2 with c into a's, c2p_cuda_quotient's overlap 2; 0 when they were
+// uploaded ahead), the coset tables, and the twiddle table when the device
+// has none of that size yet (kept after).
+extern "C" int c2p_cuda_h_bytes(int device, int log_m, int host_vectors, size_t* bytes) {
     *bytes = 0;
-    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_h_bytes arguments (device, log_m <= 28)", __FILE__,
+    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 ||
+        (host_vectors != 0 && host_vectors != 2 && host_vectors != 3)) {
+        c2p::record_error(cudaErrorInvalidValue,
+                          "c2p_cuda_h_bytes arguments (device, log_m <= 28, host_vectors 0, 2 or 3)", __FILE__,
                           __LINE__);
         return (int)cudaErrorInvalidValue;
     }
@@ -348,7 +365,7 @@ extern "C" int c2p_cuda_h_bytes(int device, int log_m, int abc_on_device, size_t
         std::lock_guard<std::mutex> guard(twiddles_lock[device]);
         have_twiddles = twiddles[device][log_m] != nullptr;
     }
-    *bytes = (abc_on_device ? 0 : 3 * m * sizeof(fr_t)) + ((4u << 14) + 1) * sizeof(fr_t) +
+    *bytes = (size_t)host_vectors * m * sizeof(fr_t) + ((4u << 14) + 1) * sizeof(fr_t) +
              (have_twiddles ? 0 : m / 2 * sizeof(fr_t));
     return 0;
 }

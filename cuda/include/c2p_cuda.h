@@ -166,8 +166,9 @@ int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const
 // elements (zero past the rows) for c2p_cuda_quotient.
 int c2p_cuda_unit_products(int device, int log_m, const c2p_unit_rows* rows, const void* inputs, const void* aux,
                            void** abc_out);
-// Device bytes an H step allocates (the twiddle table only if not yet made).
-int c2p_cuda_h_bytes(int device, int log_m, int abc_on_device, size_t* bytes);
+// Device bytes an H step allocates: `host_vectors` (0, 2 or 3) vectors for
+// a, b, c from the host, the tables (the twiddle table only if not yet made).
+int c2p_cuda_h_bytes(int device, int log_m, int host_vectors, size_t* bytes);
 int c2p_cuda_ntt(int device, int log_m, const void* omega, const void* m_inv, void* values, void* forward,
                  int iterations, float* median_ms);
 

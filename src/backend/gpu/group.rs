@@ -181,10 +181,10 @@ struct HSide {
 fn h_side(call: &Call, gpu: usize) -> Result<HSide> {
     let log_m = call.domain.log_m;
     let m = call.domain.m;
-    let made_by_step = gpu::h_step_bytes(gpu, log_m, true)?;
+    let made_by_step = gpu::h_step_bytes(gpu, log_m, None)?;
     let h_chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
     let h_msm_least = super::streamed::over_device_scalars_bytes::<G1>(gpu, h_chunk);
-    let bytes = gpu::h_step_bytes(gpu, log_m, false)?
+    let bytes = gpu::h_step_bytes(gpu, log_m, Some(gpu::HostVectors::Two))?
         .max(made_by_step + FR * m + h_msm_least)
         .saturating_add(memory::SLACK);
     Ok(HSide { bytes, made_by_step })
@@ -480,11 +480,13 @@ fn h_sums(
                 Some([a, b, c]) => [&a[..], b, c],
                 None => [w.a, w.b, w.c],
             };
+            // In two vectors: memory is short where the points stream.
             let abc = gpu::Abc::Host {
                 a,
                 b,
                 c,
                 check: (!call.values_checked).then_some(index),
+                vectors: gpu::HostVectors::Two,
             };
             match gpu::quotient_on_device(gpu, call.domain, abc) {
                 Err(e) if e.kind == ErrorKind::OutOfMemory && !batch.is_empty() => {
@@ -556,7 +558,7 @@ fn h_sums(
 fn room_for_another_h(call: &Call, gpu: usize) -> Result<bool> {
     let log_m = call.domain.log_m;
     let m = 1usize << log_m;
-    let step = gpu::h_step_bytes(gpu, log_m, false)?;
+    let step = gpu::h_step_bytes(gpu, log_m, Some(gpu::HostVectors::Two))?;
     let chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
     let msm = super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk);
     // The next h takes a scalar per constraint after its step.

@@ -11,7 +11,7 @@
 //! H, the next circuit's inputs ahead, streamed chunk sizes) compare them with
 //! [`room`]: what the budget and the device still let the library allocate.
 
-use super::{Curve, DeviceMemory, ScalarsAt};
+use super::{Curve, DeviceMemory, HostVectors, ScalarsAt};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Kept free beyond every plan: for the few small allocations no query
@@ -48,13 +48,13 @@ pub fn room(device: usize) -> usize {
 }
 
 /// New device bytes of one circuit's H side on GPU `device`: the H step
-/// (a, b and c unless they went up ahead, the coset tables, a first
-/// twiddle table), then H's MSM over h on the device (h is b's buffer; a and
-/// c are freed before it).
-pub fn h_side(device: usize, log_m: u32, abc_on_device: bool) -> Result<usize> {
+/// (a, b and c in `vectors` unless they went up ahead, the coset tables, a
+/// first twiddle table), then H's MSM over h on the device (h is b's
+/// buffer; the others are freed before it).
+pub fn h_side(device: usize, log_m: u32, vectors: Option<HostVectors>) -> Result<usize> {
     let m = 1usize << log_m;
-    let step = super::h_step_bytes(device, log_m, abc_on_device)?;
-    let h = if abc_on_device { 0 } else { FR * m };
+    let step = super::h_step_bytes(device, log_m, vectors)?;
+    let h = if vectors.is_none() { 0 } else { FR * m };
     let msm = h + super::msm_bytes(device, Curve::G1, m - 1, ScalarsAt::DeviceConsumed, false)?;
     Ok(step.max(msm))
 }
@@ -135,14 +135,15 @@ pub fn largest_chunk_within(room: usize, n: usize, bytes: impl Fn(usize) -> usiz
 }
 
 /// The least device memory any plan for a domain of 2^log_m needs on GPU
-/// `device`: the H side with everything uploaded in the lane, or a streamed
-/// MSM's two smallest chunks of G2 points and its working set, whichever is
-/// larger, and the slack.
+/// `device`: the H side with everything uploaded in the lane (in two
+/// vectors, as the streamed path does), or a streamed MSM's two smallest
+/// chunks of G2 points and its working set, whichever is larger, and the
+/// slack.
 pub fn smallest_plan(device: usize, log_m: u32) -> Result<usize> {
     let chunk = MIN_STREAM_CHUNK;
     // B_G2's MSM, the largest per point, applies a density.
     let streamed = 2 * chunk * 192 + super::msm_bytes(device, Curve::G2, chunk, ScalarsAt::Host, true)?;
-    Ok(h_side(device, log_m, false)?.max(streamed) + SLACK)
+    Ok(h_side(device, log_m, Some(HostVectors::Two))?.max(streamed) + SLACK)
 }
 
 /// Fails with `OutOfMemory` before any work when GPU `device`'s budget is

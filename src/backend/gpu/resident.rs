@@ -93,7 +93,7 @@ fn would_stay(params: &Parameters, device: usize) -> std::result::Result<(), Str
     // The points, and beside them one circuit's H side (its a, b, c
     // uploaded in the lane) and witness MSMs after it.
     let log_m = params.domain_size().trailing_zeros();
-    let working = memory::h_side(device, log_m, false)
+    let working = memory::h_side(device, log_m, Some(super::HostVectors::Three))
         .and_then(|h| Ok(h.max(memory::witness_side(device, params.l.len(), false)?)))
         .ok();
     let decision = params.residency.resolve();

@@ -171,12 +171,21 @@ fn log_h_step(index: usize, t: &gpu::HTiming) {
 /// of its values, when it leaves them to its constraints).
 fn host_abc<'a>(w: &'a Assignment, made: &'a Option<[Vec<Fr>; 3]>, check: Option<usize>) -> gpu::Abc<'a> {
     match made {
-        Some([a, b, c]) => gpu::Abc::Host { a, b, c, check },
+        // With the points resident, memory is not short: c goes up while
+        // the way back runs.
+        Some([a, b, c]) => gpu::Abc::Host {
+            a,
+            b,
+            c,
+            check,
+            vectors: gpu::HostVectors::Three,
+        },
         None => gpu::Abc::Host {
             a: w.a,
             b: w.b,
             c: w.c,
             check,
+            vectors: gpu::HostVectors::Three,
         },
     }
 }
@@ -328,7 +337,8 @@ fn injected_out_of_memory(counter: &std::sync::atomic::AtomicUsize, side: &str) 
 /// were 0 or 1) and the next circuit's a, b, c and aux going up meanwhile.
 fn witness_beside_h(gpu: usize, domain: &Domain, w: &Assignment, abc_on_gpu: bool, aux_on_gpu: bool) -> bool {
     let (log_m, n) = (domain.log_m, w.aux.len());
-    let need = gpu::memory::h_side(gpu, log_m, abc_on_gpu)
+    let vectors = (!abc_on_gpu).then_some(gpu::HostVectors::Three);
+    let need = gpu::memory::h_side(gpu, log_m, vectors)
         .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, n, aux_on_gpu)? + gpu::memory::ahead(log_m, n)));
     need.is_ok_and(|need| gpu::memory::fits(gpu, need, "witness MSMs beside H"))
 }
@@ -358,7 +368,7 @@ fn upload_ahead(
     check_cancelled(cancelled)?;
     let (abc_bytes, aux_bytes) = (gpu::memory::ahead(domain.log_m, 0), std::mem::size_of_val(w.aux));
     let largest = lanes::largest_domain(gpu, domain.m).trailing_zeros();
-    let lane = gpu::memory::h_side(gpu, largest, false)
+    let lane = gpu::memory::h_side(gpu, largest, Some(gpu::HostVectors::Three))
         .and_then(|h| Ok(h + gpu::memory::witness_side(gpu, w.aux.len(), true)?))
         .unwrap_or(usize::MAX / 4);
     let ahead = if !gpu::memory::fits(gpu, abc_bytes + lane, "a, b, c ahead") {

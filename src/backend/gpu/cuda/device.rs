@@ -1,5 +1,6 @@
 //! Device discovery, the budget and memory queries, and test reservations.
 use super::sys::*;
+use super::HostVectors;
 use crate::backend::gpu::{Curve, DeviceMemory, ScalarsAt};
 use crate::error::Result;
 use once_cell::sync::Lazy;
@@ -155,19 +156,14 @@ pub fn reset_device_peak(device: usize) -> Result<()> {
     )
 }
 
-/// Device bytes an H step of 2^log_m allocates on GPU `device` (its twiddle
-/// table only while the device has none of that size).
-pub fn h_step_bytes(device: usize, log_m: u32, abc_on_device: bool) -> Result<usize> {
+/// Device bytes an H step of 2^log_m allocates on GPU `device`: a, b, c
+/// uploaded into `vectors` (none when they went up ahead), and its twiddle
+/// table only while the device has none of that size.
+pub fn h_step_bytes(device: usize, log_m: u32, vectors: Option<HostVectors>) -> Result<usize> {
     let mut bytes = 0usize;
+    let vectors = vectors.map_or(0, |v| v as c_int);
     // SAFETY: `bytes` is a valid location; the function checks its arguments.
-    let status = unsafe {
-        c2p_cuda_h_bytes(
-            device as c_int,
-            log_m as c_int,
-            abc_on_device as c_int,
-            &mut bytes,
-        )
-    };
+    let status = unsafe { c2p_cuda_h_bytes(device as c_int, log_m as c_int, vectors, &mut bytes) };
     check(status, "querying the H step's device memory")?;
     Ok(bytes)
 }

@@ -120,15 +120,27 @@ pub fn upload_abc(
     })
 }
 
+/// The device vectors an H step uploads a, b, c from the host into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostVectors {
+    /// Three: c goes up while the way back from the coset runs.
+    Three = 3,
+    /// Two: c goes up into a's once the way back has left it (a vector
+    /// less where memory is short; the way back no longer overlaps c's
+    /// upload).
+    Two = 2,
+}
+
 /// The H step's inputs: on the host (with `check`, a circuit's index, the
-/// values are checked below the modulus as they go up), or already on the
-/// GPU.
+/// values are checked below the modulus as they go up; uploaded into
+/// `vectors`), or already on the GPU.
 pub enum Abc<'a> {
     Host {
         a: &'a [Fr],
         b: &'a [Fr],
         c: &'a [Fr],
         check: Option<usize>,
+        vectors: HostVectors,
     },
     Device(DeviceAbc),
 }
@@ -154,9 +166,20 @@ fn check_abc(domain: &Domain, a: usize, b: usize, c: usize) -> Result<()> {
 pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(DeviceScalars, HTiming)> {
     let consts = HConstants::of(domain);
     let host = std::ptr::null::<c_void>();
-    let (a, b, c, n, on_device, checked_circuit) = match abc {
-        Abc::Host { a, b, c, check } => {
+    // The overlapped mode, in three vectors (1) or two (2).
+    let (a, b, c, n, on_device, checked_circuit, mode) = match abc {
+        Abc::Host {
+            a,
+            b,
+            c,
+            check,
+            vectors,
+        } => {
             check_abc(domain, a.len(), b.len(), c.len())?;
+            let mode = match vectors {
+                HostVectors::Three => 1,
+                HostVectors::Two => 2,
+            };
             (
                 a.as_ptr().cast(),
                 b.as_ptr().cast(),
@@ -164,6 +187,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
                 a.len(),
                 None,
                 check,
+                mode,
             )
         }
         Abc::Device(abc) => {
@@ -177,7 +201,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             // back as h), so they leave their owners here.
             let len = abc.len;
             let ptrs = abc.bufs.map(|buf| std::mem::ManuallyDrop::new(buf).ptr);
-            (host, host, host, len, Some(ptrs), None)
+            (host, host, host, len, Some(ptrs), None, 1)
         }
     };
     let mut timing = HTiming::default();
@@ -198,7 +222,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             n,
             on_device.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()),
             &consts,
-            1,
+            mode,
             std::ptr::null_mut(),
             &mut h,
             if checked_circuit.is_some() {

@@ -138,7 +138,7 @@ extern "C" {
     pub(super) fn c2p_cuda_h_bytes(
         device: c_int,
         log_m: c_int,
-        abc_on_device: c_int,
+        host_vectors: c_int,
         bytes: *mut usize,
     ) -> c_int;
     pub(super) fn c2p_cuda_ntt(
