@@ -99,19 +99,7 @@ pub fn fits(device: usize, need: usize, what: &str) -> bool {
 /// MIN_STREAM_CHUNK) whose two chunks of points (one in use, the next going
 /// up) and one chunk's MSM fit the room.
 pub fn stream_chunk(device: usize, curve: Curve, n: usize, point_bytes: usize, density: bool) -> usize {
-    stream_chunk_within(room(device), device, curve, n, point_bytes, density)
-}
-
-/// `stream_chunk` within `room` bytes rather than the GPU's whole room.
-pub fn stream_chunk_within(
-    room: usize,
-    device: usize,
-    curve: Curve,
-    n: usize,
-    point_bytes: usize,
-    density: bool,
-) -> usize {
-    largest_chunk_within(room, n, |chunk| {
+    largest_chunk(device, n, |chunk| {
         let msm = super::msm_bytes(device, curve, chunk, ScalarsAt::Host, density).unwrap_or(usize::MAX);
         (2 * chunk * point_bytes).saturating_add(msm)
     })
@@ -120,13 +108,7 @@ pub fn stream_chunk_within(
 /// The largest of n, n/2, n/4, .. (at least MIN_STREAM_CHUNK) whose device
 /// bytes, `bytes(chunk)`, fit GPU `device`'s room with the slack to spare.
 pub fn largest_chunk(device: usize, n: usize, bytes: impl Fn(usize) -> usize) -> usize {
-    largest_chunk_within(room(device), n, bytes)
-}
-
-/// `largest_chunk` within `room` bytes (the slack kept) rather than the
-/// GPU's whole room.
-pub fn largest_chunk_within(room: usize, n: usize, bytes: impl Fn(usize) -> usize) -> usize {
-    let room = room.saturating_sub(SLACK);
+    let room = room(device).saturating_sub(SLACK);
     let mut chunk = n.max(1);
     while chunk > MIN_STREAM_CHUNK && bytes(chunk) > room {
         chunk = chunk.div_ceil(2);

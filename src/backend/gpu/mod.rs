@@ -19,10 +19,10 @@ pub mod stage;
 mod streamed;
 
 pub use streamed::{
-    msms_over_device_points_and_scalars, shared_chunk_bytes, shared_chunk_within, streamed_msm,
-    streamed_msm_in_chunks, streamed_msms, streamed_msms_in_chunks, streamed_msms_over_device_scalars,
-    streamed_msms_over_device_scalars_in_chunks, streamed_msms_sharing_scalars,
-    streamed_msms_sharing_scalars_in_chunks, CheckedScalars, HostTerm, SharedSums,
+    msms_over_device_points_and_scalars, shared_chunk_bytes, streamed_msm, streamed_msm_in_chunks,
+    streamed_msms, streamed_msms_over_device_scalars, streamed_msms_over_device_scalars_in_chunks,
+    streamed_msms_sharing_scalars, streamed_msms_sharing_scalars_in_chunks, CheckedScalars, HostTerm,
+    SharedSums,
 };
 
 pub use crate::backend::DeviceMemory;

@@ -55,7 +55,7 @@ pub fn streamed_msms<P: DeviceGroup>(
 }
 
 /// `streamed_msms` with chunks of `chunk` scalars.
-pub fn streamed_msms_in_chunks<P: DeviceGroup>(
+fn streamed_msms_in_chunks<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
     scalars: &[&[Fr]],
@@ -352,21 +352,8 @@ pub fn streamed_msms_sharing_scalars(
     between: &dyn Fn() -> Result<()>,
 ) -> Result<SharedSums> {
     let n = check_shared(g1, g2, scalars)?;
-    let chunk = shared_chunk_within(memory::room(device), device, g1, g2, n);
+    let chunk = memory::largest_chunk(device, n, |chunk| shared_chunk_bytes(device, g1, g2, n, chunk));
     streamed_msms_sharing_scalars_in_chunks(device, g1, g2, scalars, between, chunk)
-}
-
-/// The chunk of `streamed_msms_sharing_scalars` over vectors of `n` scalars
-/// within `room` bytes of GPU `device` (`memory::largest_chunk_within`: at
-/// least the smallest streamed chunk, whether it fits or not).
-pub fn shared_chunk_within(
-    room: usize,
-    device: usize,
-    g1: &[HostTerm<G1>],
-    g2: &[HostTerm<G2>],
-    n: usize,
-) -> usize {
-    memory::largest_chunk_within(room, n, |chunk| shared_chunk_bytes(device, g1, g2, n, chunk))
 }
 
 /// Device bytes of `streamed_msms_sharing_scalars` in chunks of `chunk`
