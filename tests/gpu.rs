@@ -1532,8 +1532,9 @@ mod msm {
             }
         }
         assert_eq!(backend::resident_bytes(&params), 0, "the points streamed");
-        // Some vectors kept on the GPU (H alone; the witness queries' but
-        // H), the others streamed, in turn and beside each other.
+        // Some vectors kept on the GPU and the others streamed: H alone,
+        // then L, A, B_G1 and B_G2 without H; under the default budget and
+        // under the least one.
         use c2prover::groth16::Query;
         let need = c2prover::backend::gpu::memory::smallest_plan(0, domain.log_m).unwrap();
         let kept_sets: [&[Query]; 2] = [&[Query::H], &[Query::L, Query::A, Query::BG1, Query::BG2]];

@@ -235,7 +235,8 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
         return ntt(c_dev, log_m, true, true, table, compute.s, cz, nullptr, d_b.ptr, nullptr, true);
     };
     // The transforms once vector i is on the device: a's and b's to the
-    // coset, the way back as soon as b's are done (while c uploads), then c's.
+    // coset, the way back as soon as b's are done (while c uploads, unless
+    // c goes into a's buffer after it), then c's.
     auto after_upload = [&](int i) -> cudaError_t {
         if (i < 2) C2P_CUDA_OK(to_coset(i == 0 ? d_a.ptr : d_b.ptr, log_m, table, g_lo, g_hi, compute.s));
         if (i == 1) C2P_CUDA_OK(way_back());
@@ -320,7 +321,8 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // code (message from c2p_cuda_last_error). `timing` may be NULL.
 // With `overlap` 1, uploads overlap the transforms (the prover's mode);
 // with 2, too, in two vectors' memory instead of three (c goes up into a's
-// once the way back has left it); with 0, the compute is timed on its own.
+// once the way back has left it; the upload's time then includes the way
+// back); with 0, the compute is timed on its own.
 // With `abc_device` (three device arrays of 2^log_m elements from
 // c2p_cuda_upload, zero past abc_size), a, b, c are already on the device
 // and the host pointers are unused: the call takes the arrays over and frees
@@ -335,6 +337,11 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
                                  void* h_out, void** h_device, size_t* unreduced, c2p_h_timing* timing) {
     if (unreduced)
         for (int i = 0; i < 3; i++) unreduced[i] = c2p::host::NONE_UNREDUCED;
+    if (overlap < 0 || overlap > 2) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_quotient arguments (overlap 0, 1 or 2)", __FILE__,
+                          __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
     h_consts k;
     memcpy(&k, consts, sizeof k);

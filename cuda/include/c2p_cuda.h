@@ -158,6 +158,8 @@ int c2p_cuda_msm_bytes(int device, enum c2p_curve curve, size_t n, enum c2p_scal
 
 // ---- H step and NTT ----
 
+// overlap: 0 uploads a, b, c before the transforms (to time them alone), 1
+// overlaps them (three vectors), 2 overlaps them in two vectors (c into a's).
 int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c, size_t abc_size,
                       void* const* abc_device, const c2p_h_consts* consts, int overlap, void* h_out, void** h_device,
                       size_t* unreduced, c2p_h_timing* timing);

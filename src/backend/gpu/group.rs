@@ -105,20 +105,25 @@ fn sums_checked_on_the_way(
 const WITNESS_CHUNKS_BESIDE_KEPT: usize = 4;
 
 /// The device bytes the streamed path keeps for itself when it decides
-/// which point vectors stay on GPU `gpu` (`resident::kept`): one circuit's
-/// H side (its H step in three vectors, then h and H's MSM), or the
-/// witness MSMs of `first`'s shape in chunks of a quarter of its aux
-/// values (their points streamed), whichever is larger; everything when it
-/// cannot say.
+/// which point vectors stay on GPU `gpu` (`resident::kept`), its slack
+/// included: one circuit's H side (its H step in three vectors, then h and
+/// H's MSM), or the witness MSMs of `first`'s shape in chunks of a quarter
+/// of its aux values (their points streamed) beside the tables the first H
+/// step leaves for good, whichever is larger; everything when it cannot
+/// say.
 fn work_beside_kept(call: &Call, first: &Assignment, gpu: usize) -> usize {
-    let Ok(h) = memory::h_side(gpu, call.domain.log_m, Some(gpu::HostVectors::Three)) else {
+    let log_m = call.domain.log_m;
+    let (Ok(h), Ok(tables)) = (
+        memory::h_side(gpu, log_m, Some(gpu::HostVectors::Three)),
+        gpu::h_step_bytes(gpu, log_m, None),
+    ) else {
         return usize::MAX;
     };
     let n = first.aux.len();
     let none = KeptPoints::default();
     let (g1, g2) = aux_terms(call.params, first, &none);
     let chunk = n.div_ceil(WITNESS_CHUNKS_BESIDE_KEPT);
-    h.max(gpu::shared_chunk_bytes(gpu, &g1, &g2, n, chunk))
+    h.max(tables.saturating_add(gpu::shared_chunk_bytes(gpu, &g1, &g2, n, chunk)))
         .saturating_add(memory::SLACK)
 }
 

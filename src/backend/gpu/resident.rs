@@ -153,11 +153,11 @@ fn kept_bytes(copies: &Copies) -> usize {
 /// stream.
 #[derive(Default)]
 pub struct KeptPoints {
-    pub h: Option<DevicePoints>,
-    pub l: Option<DevicePoints>,
-    pub a: Option<DevicePoints>,
-    pub b_g1: Option<DevicePoints>,
-    pub b_g2: Option<DevicePoints>,
+    h: Option<DevicePoints>,
+    l: Option<DevicePoints>,
+    a: Option<DevicePoints>,
+    b_g1: Option<DevicePoints>,
+    b_g2: Option<DevicePoints>,
 }
 
 impl KeptPoints {
@@ -194,8 +194,8 @@ impl KeptPoints {
 
 /// The vectors of `params` kept on GPU `device`, whose points stream
 /// (`get_or_upload` declined them), decided on the first call there: those
-/// that fit its room beside `work()` bytes (the streamed path's own), under
-/// residency `Auto`. Call it inside the GPU's lane.
+/// that fit its room beside `work()` bytes (the streamed path's own, its
+/// slack included), under residency `Auto`. Call it inside the GPU's lane.
 pub fn kept(params: &Parameters, device: usize, work: impl FnOnce() -> usize) -> Arc<KeptPoints> {
     let copies = copies_of(params);
     let Some(cell) = copies.kept.get(device) else {
@@ -205,7 +205,7 @@ pub fn kept(params: &Parameters, device: usize, work: impl FnOnce() -> usize) ->
         if params.residency.resolve() != Residency::Auto {
             return Arc::default();
         }
-        let room = memory::room(device).saturating_sub(work() + memory::SLACK);
+        let room = memory::room(device).saturating_sub(work());
         let sizes =
             [Query::H, Query::L, Query::A, Query::BG1, Query::BG2].map(|q| (q, vector_bytes(params, q)));
         Arc::new(upload_kept(params, device, &choose_kept(&sizes, room)))
@@ -217,6 +217,7 @@ pub fn kept(params: &Parameters, device: usize, work: impl FnOnce() -> usize) ->
 /// calls from now on, whatever the room (unless decided already: `false`).
 /// For tests: at the sizes they run, a GPU that can keep H can keep
 /// everything, and the whole set stays.
+#[doc(hidden)]
 pub fn keep(params: &Parameters, device: usize, chosen: &[Query]) -> bool {
     let copies = copies_of(params);
     let Some(cell) = copies.kept.get(device) else {
@@ -256,15 +257,19 @@ fn choose_kept(sizes: &[(Query, usize)], room: usize) -> Vec<Query> {
 fn upload_kept(params: &Parameters, device: usize, chosen: &[Query]) -> KeptPoints {
     let started = std::time::Instant::now();
     let mut kept = KeptPoints::default();
+    let mut made = Vec::new();
     for &q in chosen {
         let copy = match q {
             Query::BG2 => upload_g2(device, &params.b_g2),
             _ => upload_g1(device, q.g1_points(params)),
         };
         match copy {
-            Ok(points) => *kept.slot(q) = Some(points),
+            Ok(points) => {
+                *kept.slot(q) = Some(points);
+                made.push(q);
+            }
             Err(e) => {
-                log::warn!("{q:?}'s points could not stay on GPU {device} ({e}): they stream");
+                log::warn!("{q:?}'s points could not stay on GPU {device} ({e}): they and the rest stream");
                 break;
             }
         }
@@ -272,7 +277,7 @@ fn upload_kept(params: &Parameters, device: usize, chosen: &[Query]) -> KeptPoin
     if kept.bytes() > 0 {
         log::info!(
             "parameters partly on GPU {device}: {:?}, {} MiB in {:.2} s; the other points stream",
-            chosen,
+            made,
             kept.bytes() >> 20,
             started.elapsed().as_secs_f64()
         );
