@@ -168,12 +168,12 @@ cudaError_t to_coset(fr_t* v, int log_m, const fr_t* table, const fr_t* g_lo, co
 using c2p::host::stream_t;
 
 // The H step. a, b, c are uploaded on one stream while the coset transforms
-// of those already on the device run on another (`overlap`), or all are
-// uploaded before any transform starts (to time the compute on its own).
-// With `in_two` (and overlap, a, b, c on the host), c goes up into a's
-// buffer once the way back has left it.
+// of those already on the device run on another (`mode` 1 or 2), or all are
+// uploaded before any transform starts (0: to time the compute on its own).
+// With mode 2 and a, b, c on the host, c goes up into a's buffer once the
+// way back has left it.
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     fr_t* const* abc_device, const h_consts& k, bool overlap, bool in_two, fr_t* h_out,
+                     fr_t* const* abc_device, const h_consts& k, int mode, fr_t* h_out,
                      fr_t** h_device, size_t* unreduced, c2p_h_timing* timing) {
     // a, b, c already on the device are this call's from here on, on every
     // path: freed at the end, or b's buffer handed out as h.
@@ -185,8 +185,10 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     }
     // The coset tables (2 × 2^14 powers) cover exponents below 2^28.
     // (|| short-circuits: the shift only runs with log_m in range.)
-    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m)) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_quotient arguments (device, log_m <= 28, abc_size <= 2^log_m)",
+    if (device < 0 || device >= MAX_DEVICES || log_m < 1 || log_m > 28 || abc_size > (1ull << log_m) || mode < 0 ||
+        mode > 2) {
+        c2p::record_error(cudaErrorInvalidValue,
+                          "c2p_cuda_quotient arguments (device, log_m <= 28, abc_size <= 2^log_m, overlap 0, 1 or 2)",
                           __FILE__, __LINE__);
         // The arrays are freed on their own device (d_a.. on return).
         if (abc_device && device >= 0 && device < MAX_DEVICES) cudaSetDevice(device);
@@ -202,7 +204,7 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     C2P_CUDA_OK(twiddle_table(device, log_m, k.omega, compute.s, &table));
 
     dev_buf coset;
-    in_two = in_two && overlap && !abc_device;
+    const bool overlap = mode != 0, in_two = mode == 2 && !abc_device;
     if (!abc_device) {
         C2P_CUDA_OK(d_a.alloc(m));
         C2P_CUDA_OK(d_b.alloc(m));
@@ -337,17 +339,12 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
                                  void* h_out, void** h_device, size_t* unreduced, c2p_h_timing* timing) {
     if (unreduced)
         for (int i = 0; i < 3; i++) unreduced[i] = c2p::host::NONE_UNREDUCED;
-    if (overlap < 0 || overlap > 2) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_quotient arguments (overlap 0, 1 or 2)", __FILE__,
-                          __LINE__);
-        return (int)cudaErrorInvalidValue;
-    }
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
     h_consts k;
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
                                static_cast<const fr_t*>(c), abc_size, reinterpret_cast<fr_t* const*>(abc_device), k,
-                               overlap != 0, overlap == 2, static_cast<fr_t*>(h_out),
+                               overlap, static_cast<fr_t*>(h_out),
                                reinterpret_cast<fr_t**>(h_device), unreduced, timing);
     return (int)err;
 }

@@ -127,14 +127,7 @@ pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
     scalars: &[DeviceScalars],
     chunk: usize,
 ) -> Result<Vec<P>> {
-    let n = scalars.first().map_or(0, |s| s.len());
-    if scalars.iter().any(|s| s.len() != n) || points.len() < n {
-        return Err(Error::size_mismatch(format!(
-            "scalar vectors of lengths {:?} over {} points",
-            scalars.iter().map(DeviceScalars::len).collect::<Vec<_>>(),
-            points.len()
-        )));
-    }
+    let n = device_scalars_over(scalars, points.len())?;
     let mut sums = vec![P::identity(); scalars.len()];
     over_chunks::<P>(device, points, &chunks(n, chunk, None), |current, c| {
         for (sum, scalars) in sums.iter_mut().zip(scalars) {
@@ -145,6 +138,19 @@ pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
     Ok(sums)
 }
 
+/// The length of `scalars`' vectors, once they are checked to be of one
+/// length and to meet no more than `points` points.
+fn device_scalars_over(scalars: &[DeviceScalars], points: usize) -> Result<usize> {
+    let n = scalars.first().map_or(0, |s| s.len());
+    if scalars.iter().any(|s| s.len() != n) || points < n {
+        return Err(Error::size_mismatch(format!(
+            "scalar vectors of lengths {:?} over {points} points",
+            scalars.iter().map(DeviceScalars::len).collect::<Vec<_>>(),
+        )));
+    }
+    Ok(n)
+}
+
 /// Σ h_i·points[i] for each of `scalars` (h of several circuits) with the
 /// points kept on their GPU too, `chunk` scalars at a time so that each
 /// MSM's working memory is a chunk's. The scalars are only read.
@@ -153,14 +159,7 @@ pub fn msms_over_device_points_and_scalars<P: DeviceGroup>(
     scalars: &[DeviceScalars],
     chunk: usize,
 ) -> Result<Vec<P>> {
-    let n = scalars.first().map_or(0, |s| s.len());
-    if scalars.iter().any(|s| s.len() != n) || points.len() < n {
-        return Err(Error::size_mismatch(format!(
-            "scalar vectors of lengths {:?} over {} points",
-            scalars.iter().map(DeviceScalars::len).collect::<Vec<_>>(),
-            points.len()
-        )));
-    }
+    let n = device_scalars_over(scalars, points.len())?;
     let mut sums = vec![P::identity(); scalars.len()];
     for start in (0..n).step_by(chunk.max(1)) {
         let range = start..n.min(start + chunk.max(1));
