@@ -641,7 +641,9 @@ mod msm {
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn h_from_a_b_c_uploaded_ahead_equals_cpu() {
-        use c2prover::backend::gpu::{free_memory, quotient_on_device, upload_abc, Abc, HostVectors};
+        use c2prover::backend::gpu::{
+            free_memory, quotient_on_device, upload_abc, Abc, HostVectors, StepUpload,
+        };
         use c2prover::math::domain::Domain;
         let _gpu = gpu("h_from_a_b_c_uploaded_ahead_equals_cpu");
         // h as the H step leaves it on the device, copied back.
@@ -660,20 +662,23 @@ mod msm {
                 );
                 let cpu = c2prover::backend::cpu::h::quotient(&d, &a, &b, &c);
                 for vectors in [HostVectors::Three, HostVectors::Two] {
-                    assert!(
-                        h_of(
-                            &d,
-                            Abc::Host {
-                                a: &a,
-                                b: &b,
-                                c: &c,
-                                check: Some(0),
-                                vectors,
-                            }
-                        ) == cpu,
-                        "h with a, b, c from the host in {vectors:?} vectors differs from the CPU's, 2^{log_m}, {len} \
-                         entries"
-                    );
+                    for upload in [StepUpload::First, StepUpload::InTurn] {
+                        assert!(
+                            h_of(
+                                &d,
+                                Abc::Host {
+                                    a: &a,
+                                    b: &b,
+                                    c: &c,
+                                    check: Some(0),
+                                    vectors,
+                                    upload,
+                                }
+                            ) == cpu,
+                            "h with a, b, c from the host in {vectors:?} vectors, uploaded {upload:?}, differs from \
+                             the CPU's, 2^{log_m}, {len} entries"
+                        );
+                    }
                 }
                 let ahead = upload_abc(0, &d, &a, &b, &c, Some(0)).unwrap();
                 assert!(
@@ -715,7 +720,7 @@ mod msm {
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn uploads_name_the_first_value_not_below_the_modulus() {
         use c2prover::backend::gpu::{
-            free_memory, quotient_on_device, upload_abc, Abc, Checked, HostVectors,
+            free_memory, quotient_on_device, upload_abc, Abc, Checked, HostVectors, StepUpload,
         };
         use c2prover::error::ErrorKind;
         use c2prover::math::domain::Domain;
@@ -786,10 +791,11 @@ mod msm {
         );
         b[7000] = bad[0];
         c[5] = bad[3];
-        for (ahead, vectors) in [
-            (false, HostVectors::Three),
-            (false, HostVectors::Two),
-            (true, HostVectors::Three),
+        for (ahead, vectors, upload) in [
+            (false, HostVectors::Three, StepUpload::First),
+            (false, HostVectors::Two, StepUpload::First),
+            (false, HostVectors::Two, StepUpload::InTurn),
+            (true, HostVectors::Three, StepUpload::First),
         ] {
             let e = if ahead {
                 upload_abc(0, &d, &a, &b, &c, Some(1)).err()
@@ -803,6 +809,7 @@ mod msm {
                         c: &c,
                         check: Some(1),
                         vectors,
+                        upload,
                     },
                 )
                 .err()
@@ -1512,8 +1519,10 @@ mod msm {
             .iter()
             .map(|&(i, w)| backend::sums(Backend::Cpu, &call, i, w).unwrap())
             .collect();
-        // With the default budget the three h make one batch; with the
-        // least budget a plan fits, one at a time and chunks of the least.
+        // With the default budget each H step runs beside the previous
+        // circuit's H MSM (its a, b, c going up in turn with H's points);
+        // with the least budget a plan fits, one at a time and chunks of
+        // the least.
         let need = c2prover::backend::gpu::memory::smallest_plan(0, domain.log_m).unwrap();
         for budget in [None, Some(need)] {
             let _restore = budget.map(|need| {

@@ -52,10 +52,11 @@ fn a_2_24_porep_call_proves_within_a_4_gib_budget() {
     let used = memory::of(0).unwrap();
     assert_eq!(proofs, cpu, "the proof under a 4 GiB budget = the CPU backend's");
     assert!(gpu_stage_seconds() > before, "the GPU stages ran on the GPU");
-    assert_eq!(
-        c2prover::backend::resident_bytes(&params),
-        0,
-        "the points (~6 GiB) do not fit the budget: streamed"
+    let kept = c2prover::backend::resident_bytes(&params);
+    assert!(
+        kept < BUDGET,
+        "the points (~6 GiB) do not fit the budget: streamed but for vectors kept beside the work ({} MiB)",
+        kept >> 20
     );
     assert!(
         used.peak <= BUDGET,

@@ -171,9 +171,11 @@ using c2p::host::stream_t;
 // of those already on the device run on another (`mode` 1 or 2), or all are
 // uploaded before any transform starts (0: to time the compute on its own).
 // With mode 2 and a, b, c on the host, c goes up into a's buffer once the
-// way back has left it.
+// way back has left it. With `in_pieces`, a, b, c on the host go up piece
+// by piece, taking turns with other uploads (an MSM's points beside this
+// step), instead of holding the staging buffers throughout.
 cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const fr_t* c, size_t abc_size,
-                     fr_t* const* abc_device, const h_consts& k, int mode, fr_t* h_out,
+                     fr_t* const* abc_device, const h_consts& k, int mode, bool in_pieces, fr_t* h_out,
                      fr_t** h_device, size_t* unreduced, c2p_h_timing* timing) {
     // a, b, c already on the device are this call's from here on, on every
     // path: freed at the end, or b's buffer handed out as h.
@@ -257,22 +259,30 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
     const fr_t* host[3] = {a, b, c};
     {
         // Uploaded ahead (zero-padded to m), a, b, c are ready at once;
-        // otherwise they go up here, holding the staging buffers throughout.
+        // otherwise they go up here, holding the staging buffers throughout
+        // (or piece by piece).
         staging_t* st = nullptr;
         std::unique_lock<std::mutex> guard;
-        if (!abc_device) {
+        if (!abc_device && !in_pieces) {
             guard = c2p::host::lock_urgent(staging[device]);
             C2P_CUDA_OK(staging_buffers(device, &st));
         }
         int slot = 0;
         for (int i = 0; i < 3; i++) {
             if (in_two && i == 2) {
-                // c's upload waits for the way back to leave a's buffer.
+                // c's upload waits for the way back to leave a's buffer;
+                // piece by piece, the host waits, so that no piece holds the
+                // staging buffers while the GPU gets there.
                 C2P_CUDA_OK(cudaEventRecord(back.ev, compute.s));
+                if (in_pieces) C2P_CUDA_OK(cudaEventSynchronize(back.ev));
                 C2P_CUDA_OK(cudaStreamWaitEvent(upload.s, back.ev, 0));
             }
-            if (!abc_device) {
-                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s, unreduced ? &unreduced[i] : nullptr));
+            size_t* check = unreduced ? &unreduced[i] : nullptr;
+            if (!abc_device && in_pieces) {
+                C2P_CUDA_OK(c2p::host::upload_in_pieces(device, dev[i], host[i], bytes, upload.s, check));
+                if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
+            } else if (!abc_device) {
+                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s, check));
                 if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
             }
             C2P_CUDA_OK(cudaEventRecord(uploaded[i].ev, upload.s));
@@ -336,7 +346,8 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // it).
 extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c,
                                  size_t abc_size, void* const* abc_device, const c2p_h_consts* consts, int overlap,
-                                 void* h_out, void** h_device, size_t* unreduced, c2p_h_timing* timing) {
+                                 int in_pieces, void* h_out, void** h_device, size_t* unreduced,
+                                 c2p_h_timing* timing) {
     if (unreduced)
         for (int i = 0; i < 3; i++) unreduced[i] = c2p::host::NONE_UNREDUCED;
     // The caller's structure may be only 8-byte aligned; fr_t is 16.
@@ -344,7 +355,7 @@ extern "C" int c2p_cuda_quotient(int device, int log_m, const void* a, const voi
     memcpy(&k, consts, sizeof k);
     cudaError_t err = quotient(device, log_m, static_cast<const fr_t*>(a), static_cast<const fr_t*>(b),
                                static_cast<const fr_t*>(c), abc_size, reinterpret_cast<fr_t* const*>(abc_device), k,
-                               overlap, static_cast<fr_t*>(h_out),
+                               overlap, in_pieces != 0, static_cast<fr_t*>(h_out),
                                reinterpret_cast<fr_t**>(h_device), unreduced, timing);
     return (int)err;
 }

@@ -236,6 +236,12 @@ struct staging_t {
     std::mutex urgent_lock;
     std::condition_variable no_urgent;
     int urgent = 0;
+    // Pieces take the buffers in the order they asked (guarded by
+    // urgent_lock): a mutex lets the thread that releases it take it again
+    // at once, so two piecewise uploads side by side (an H step's a, b, c
+    // beside an MSM's next points) would run one after the other, the MSM
+    // waiting for points through the whole of the H step's upload.
+    uint64_t next_piece = 0, piece_turn = 0;
 };
 inline staging_t staging[MAX_DEVICES];
 
@@ -258,14 +264,36 @@ inline std::unique_lock<std::mutex> lock_urgent(staging_t& st) {
     return held;
 }
 
+// One piece's hold on a device's staging buffers: their lock, and the turn
+// it hands to the next piece in line when released.
+class piece_hold {
+    staging_t* st_;
+    std::unique_lock<std::mutex> held_;
+
+public:
+    piece_hold(staging_t& st, std::unique_lock<std::mutex> held) : st_(&st), held_(std::move(held)) {}
+    piece_hold(const piece_hold&) = delete;
+    piece_hold& operator=(const piece_hold&) = delete;
+    ~piece_hold() {
+        held_.unlock();
+        {
+            std::lock_guard<std::mutex> guard(st_->urgent_lock);
+            st_->piece_turn++;
+        }
+        st_->no_urgent.notify_all();
+    }
+};
+
 // The staging buffers of a device for one piece of an upload that can
-// wait: once no urgent upload waits for them.
-inline std::unique_lock<std::mutex> lock_piece(staging_t& st) {
+// wait: once no urgent upload waits for them, and the pieces that asked
+// before this one have had theirs.
+inline piece_hold lock_piece(staging_t& st) {
     {
         std::unique_lock<std::mutex> guard(st.urgent_lock);
-        st.no_urgent.wait(guard, [&] { return st.urgent == 0; });
+        const uint64_t mine = st.next_piece++;
+        st.no_urgent.wait(guard, [&] { return st.urgent == 0 && st.piece_turn == mine; });
     }
-    return std::unique_lock<std::mutex>(st.lock);
+    return piece_hold(st, std::unique_lock<std::mutex>(st.lock));
 }
 
 inline cudaError_t staging_buffers(int device, staging_t** out) {
@@ -467,6 +495,28 @@ inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, stagi
         C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
         C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
         slot ^= 1;
+    }
+    return cudaSuccess;
+}
+
+// dst (device) <- src (pageable host) through device `device`'s staging
+// buffers taken piece by piece (lock_piece), so that other uploads that can
+// wait take turns with this one and an urgent one goes first; on `stream`
+// (synchronize it before reading dst). With `unreduced`, the values are
+// checked below r as in staged_upload.
+inline cudaError_t upload_in_pieces(int device, void* dst, const void* src, size_t bytes, cudaStream_t stream,
+                                    size_t* unreduced = nullptr) {
+    if (unreduced) *unreduced = NONE_UNREDUCED;
+    const size_t piece = 4 * STAGE_BYTES;
+    for (size_t off = 0; off < bytes; off += piece) {
+        piece_hold hold = lock_piece(staging[device]);
+        staging_t* st = nullptr;
+        C2P_CUDA_OK(staging_buffers(device, &st));
+        int slot = 0;
+        size_t found = NONE_UNREDUCED;
+        C2P_CUDA_OK(staged_upload(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
+                                  std::min(piece, bytes - off), *st, slot, stream, unreduced ? &found : nullptr));
+        if (unreduced) keep_first_unreduced(unreduced, off / FR_BYTES, found);
     }
     return cudaSuccess;
 }

@@ -38,19 +38,7 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
         // beside it (streamed points upload the next chunk during an MSM;
         // the next circuit's a, b, c go up during this one's MSMs), and an
         // H step's own upload of a, b, c before the next piece (lock_piece).
-        const size_t piece = 4 * c2p::host::STAGE_BYTES;
-        for (size_t off = 0; err == cudaSuccess && off < bytes; off += piece) {
-            c2p::host::staging_t* st = nullptr;
-            std::unique_lock<std::mutex> guard = c2p::host::lock_piece(c2p::host::staging[device]);
-            err = c2p::host::staging_buffers(device, &st);
-            int slot = 0;
-            size_t found = c2p::host::NONE_UNREDUCED;
-            if (err == cudaSuccess)
-                err = c2p::host::staged_upload(static_cast<char*>(ptr) + off, static_cast<const char*>(host) + off,
-                                               std::min(piece, bytes - off), *st, slot, stream.s,
-                                               unreduced ? &found : nullptr);
-            if (unreduced) c2p::host::keep_first_unreduced(unreduced, off / c2p::host::FR_BYTES, found);
-        }
+        if (err == cudaSuccess) err = c2p::host::upload_in_pieces(device, ptr, host, bytes, stream.s, unreduced);
         if (err == cudaSuccess && capacity > bytes)
             err = cudaMemsetAsync(static_cast<char*>(ptr) + bytes, 0, capacity - bytes, stream.s);
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream.s);

@@ -160,9 +160,12 @@ int c2p_cuda_msm_bytes(int device, enum c2p_curve curve, size_t n, enum c2p_scal
 
 // overlap: 0 uploads a, b, c before the transforms (to time them alone), 1
 // overlaps them (three vectors), 2 overlaps them in two vectors (c into a's).
+// in_pieces: a, b, c from the host take the staging buffers piece by piece,
+// in turn with other uploads (a step beside an MSM over streamed points),
+// instead of ahead of them for the whole upload.
 int c2p_cuda_quotient(int device, int log_m, const void* a, const void* b, const void* c, size_t abc_size,
-                      void* const* abc_device, const c2p_h_consts* consts, int overlap, void* h_out, void** h_device,
-                      size_t* unreduced, c2p_h_timing* timing);
+                      void* const* abc_device, const c2p_h_consts* consts, int overlap, int in_pieces, void* h_out,
+                      void** h_device, size_t* unreduced, c2p_h_timing* timing);
 // a, b, c = A·w, B·w, C·w over the rows on the device, from device arrays
 // of the inputs and aux values, into three new device arrays of 2^log_m
 // elements (zero past the rows) for c2p_cuda_quotient.

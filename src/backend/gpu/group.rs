@@ -106,19 +106,25 @@ const WITNESS_CHUNKS_BESIDE_KEPT: usize = 4;
 
 /// The device bytes the streamed path keeps for itself when it decides
 /// which point vectors stay on GPU `gpu` (`resident::kept`), its slack
-/// included: one circuit's H side (its H step in three vectors, then h and
-/// H's MSM), or the witness MSMs of `first`'s shape in chunks of a quarter
-/// of its aux values (their points streamed) beside the tables the first H
-/// step leaves for good, whichever is larger; everything when it cannot
-/// say.
+/// included: the H side (one circuit's H step in three vectors, then h and
+/// H's MSM; or an H step in two vectors beside another circuit's h and H's
+/// MSM, which saves more than a kept vector), or the witness MSMs of
+/// `first`'s shape in chunks of a quarter of its aux values (their points
+/// streamed) beside the tables the first H step leaves for good, whichever
+/// is larger; everything when it cannot say.
 fn work_beside_kept(call: &Call, first: &Assignment, gpu: usize) -> usize {
-    let log_m = call.domain.log_m;
-    let (Ok(h), Ok(tables)) = (
+    let (log_m, m) = (call.domain.log_m, call.domain.m);
+    let (Ok(alone), Ok(step), Ok(tables)) = (
         memory::h_side(gpu, log_m, Some(gpu::HostVectors::Three)),
+        gpu::h_step_bytes(gpu, log_m, Some(gpu::HostVectors::Two)),
         gpu::h_step_bytes(gpu, log_m, None),
     ) else {
         return usize::MAX;
     };
+    let beside = step
+        .saturating_add(std::mem::size_of::<Fr>() * m)
+        .saturating_add(h_msm_bytes(gpu, &KeptPoints::default(), least_h_chunk(m)));
+    let h = alone.max(beside);
     let n = first.aux.len();
     let none = KeptPoints::default();
     let (g1, g2) = aux_terms(call.params, first, &none);
@@ -257,56 +263,153 @@ fn aux_terms<'a>(
     (g1, g2)
 }
 
+/// Σ h·H of each circuit: each H step beside the previous circuit's MSM
+/// where the room holds both (`overlap_vectors`), else in batches.
+fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, kept: &KeptPoints) -> Result<Vec<G1>> {
+    match overlap_vectors(call, circuits.len(), gpu, kept)? {
+        Some(vectors) => h_sums_overlapped(call, circuits, gpu, kept, vectors),
+        None => h_sums_in_batches(call, circuits, gpu, kept),
+    }
+}
+
+/// The vectors in which each H step can run beside the previous circuit's
+/// H MSM on GPU `gpu`: three where the room holds such a step, an h and
+/// H's MSM in chunks of a sixteenth of the domain at once, else two; none
+/// for a single circuit or without that room.
+fn overlap_vectors(
+    call: &Call,
+    circuits: usize,
+    gpu: usize,
+    kept: &KeptPoints,
+) -> Result<Option<gpu::HostVectors>> {
+    if circuits < 2 {
+        return Ok(None);
+    }
+    let (log_m, m) = (call.domain.log_m, call.domain.m);
+    let h = std::mem::size_of::<Fr>() * m;
+    let msm = h_msm_bytes(gpu, kept, least_h_chunk(m));
+    for vectors in [gpu::HostVectors::Three, gpu::HostVectors::Two] {
+        let step = gpu::h_step_bytes(gpu, log_m, Some(vectors))?;
+        if memory::fits(
+            gpu,
+            step.saturating_add(h).saturating_add(msm),
+            "an H step beside H's MSM",
+        ) {
+            return Ok(Some(vectors));
+        }
+    }
+    Ok(None)
+}
+
+/// The least chunk of H's MSM worth planning for over a domain of m: a
+/// sixteenth of it (smaller chunks cost more than another pass over H's
+/// points; never below the smallest streamed chunk).
+fn least_h_chunk(m: usize) -> usize {
+    (m / 16).max(memory::MIN_STREAM_CHUNK).min(m)
+}
+
+/// Σ h·H of each circuit, circuit i + 1's H step (its a, b, c going up in
+/// turn with H's points) beside circuit i's MSM over H's points: the GPU
+/// computes while the step's upload runs. Each chunk of H's points goes up
+/// once per circuit. Device memory: one h and H's MSM, beside one H step
+/// in `vectors` (each MSM's chunks sized to leave the step its room). A
+/// step that finds no room (other work took it) runs again after the MSM.
+fn h_sums_overlapped(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+    kept: &KeptPoints,
+    vectors: gpu::HostVectors,
+) -> Result<Vec<G1>> {
+    let step_bytes = gpu::h_step_bytes(gpu, call.domain.log_m, Some(vectors))?;
+    let step = |circuit: (usize, &Assignment), upload: gpu::StepUpload| {
+        call.check_cancelled()?;
+        let started = Instant::now();
+        let h = h_step(call, circuit, gpu, vectors, upload);
+        STATS.add(Stage::GpuH, started.elapsed());
+        h
+    };
+    let mut sums = Vec::with_capacity(circuits.len());
+    std::thread::scope(|scope| {
+        let mut h = step(circuits[0], gpu::StepUpload::First)?;
+        for (i, &circuit) in circuits.iter().enumerate() {
+            let next = circuits.get(i + 1).copied();
+            let reserve = if next.is_some() { step_bytes } else { 0 };
+            let chunk = memory::largest_chunk(gpu, call.domain.m, |chunk| {
+                h_msm_bytes(gpu, kept, chunk).saturating_add(reserve)
+            });
+            let step = &step;
+            let beside = next.map(|next| scope.spawn(move || step(next, gpu::StepUpload::InTurn)));
+            let started = Instant::now();
+            let sum = h_msm(call, gpu, kept, std::slice::from_ref(&h), chunk);
+            STATS.add(Stage::MsmH, started.elapsed());
+            sums.extend(sum?);
+            log::trace!("circuit {}: H's MSM in chunks of {chunk}", circuit.0);
+            let (Some(beside), Some(next)) = (beside, next) else {
+                break;
+            };
+            let stepped = beside.join().unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorKind::Panic,
+                    "internal error: an H step's thread panicked",
+                ))
+            });
+            h = match stepped {
+                Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                    log::debug!(
+                        "circuit {}: no room for its H step beside H's MSM ({e}); after it",
+                        next.0
+                    );
+                    drop(h);
+                    step(next, gpu::StepUpload::First)?
+                }
+                other => other?,
+            };
+        }
+        Ok(sums)
+    })
+}
+
 /// Σ h·H of each circuit, in batches of as many circuits as the GPU holds
 /// h for beside the next H step and a useful share of H's MSM (at least
-/// one): their H steps (a, b, c checked on the way unless the call's
-/// values are), each h left on the GPU, then one MSM over H's streamed
-/// points for the batch, so that each chunk of H's points goes up once
-/// per batch and h never comes back to the host. An H step without room
-/// (other work took it since the estimate) closes the batch and waits for
-/// the next; without room for the MSM, the batch's h come back and the
-/// CPU runs it. With H's points kept on the GPU, its MSM reads them there.
-fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, kept: &KeptPoints) -> Result<Vec<G1>> {
-    let params = call.params;
+/// one): their H steps, each h left on the GPU, then one MSM over H's
+/// streamed points for the batch, so that each chunk of H's points goes up
+/// once per batch and h never comes back to the host. An H step without
+/// room (other work took it since the estimate) closes the batch and waits
+/// for the next.
+fn h_sums_in_batches(
+    call: &Call,
+    circuits: &[(usize, &Assignment)],
+    gpu: usize,
+    kept: &KeptPoints,
+) -> Result<Vec<G1>> {
     let mut sums = Vec::with_capacity(circuits.len());
     let mut pending = circuits.iter().peekable();
     while pending.peek().is_some() {
         let started = Instant::now();
         let mut batch: Vec<gpu::DeviceScalars> = Vec::new();
-        while let Some(&&(index, w)) = pending.peek() {
+        while let Some(&&circuit) = pending.peek() {
             if !batch.is_empty() && !room_for_another_h(call, gpu)? {
                 break;
             }
             call.check_cancelled()?;
-            // Left to the constraints, a, b, c are made here, on the host:
-            // the streamed path keeps no aux values on the GPU.
-            let products = w.host_products()?;
-            let [a, b, c] = match &products {
-                Some([a, b, c]) => [&a[..], b, c],
-                None => [w.a, w.b, w.c],
-            };
-            let abc = gpu::Abc::Host {
-                a,
-                b,
-                c,
-                check: (!call.values_checked).then_some(index),
-                vectors: step_vectors(call, gpu)?,
-            };
-            match gpu::quotient_on_device(gpu, call.domain, abc) {
+            match h_step(
+                call,
+                circuit,
+                gpu,
+                step_vectors(call, gpu)?,
+                gpu::StepUpload::First,
+            ) {
                 Err(e) if e.kind == ErrorKind::OutOfMemory && !batch.is_empty() => {
                     log::debug!(
-                        "circuit {index}: no room for its H step beside {} h ({e})",
+                        "circuit {}: no room for its H step beside {} h ({e})",
+                        circuit.0,
                         batch.len()
                     );
                     break;
                 }
                 Err(e) => return Err(e),
-                Ok((h, t)) => {
-                    log::debug!(
-                        "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms",
-                        t.upload_ms,
-                        t.total_ms
-                    );
+                Ok(h) => {
                     batch.push(h);
                     pending.next();
                 }
@@ -319,33 +422,87 @@ fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, kept: &Kep
             batch.len()
         );
         call.check_cancelled()?;
-        // H has one point fewer than the domain: h's last value meets none.
-        let m = call.domain.m;
-        let msm = match kept.of(Query::H) {
-            Some(points) => {
-                let chunk = memory::largest_chunk(gpu, m, |chunk| {
-                    gpu::msm_bytes(gpu, Curve::G1, chunk, ScalarsAt::DeviceShared, false)
-                        .unwrap_or(usize::MAX)
-                });
-                gpu::msms_over_device_points_and_scalars::<G1>(points, &batch, chunk)
-            }
-            None => gpu::streamed_msms_over_device_scalars::<G1>(gpu, &params.h, &batch),
-        };
-        match msm {
-            Err(e) if e.kind == ErrorKind::OutOfMemory => {
-                log::warn!(
-                    "GPU {gpu}: H's MSM for {} circuits out of memory ({e}); running it on the CPU",
-                    batch.len()
-                );
-                for h in &batch {
-                    sums.push(cpu::msm::dense_msm(&params.h, &h.to_host()?));
-                }
-            }
-            other => sums.extend(other?),
-        }
+        let chunk = memory::largest_chunk(gpu, call.domain.m, |chunk| h_msm_bytes(gpu, kept, chunk));
+        sums.extend(h_msm(call, gpu, kept, &batch, chunk)?);
         STATS.add(Stage::MsmH, h_done.elapsed());
     }
     Ok(sums)
+}
+
+/// Circuit `index`'s H step on GPU `gpu` in `vectors`, h left there: a, b,
+/// c from the host (made there first when `w` leaves them to its
+/// constraints: the streamed path keeps no aux values on the GPU), checked
+/// on the way unless the call's values are.
+fn h_step(
+    call: &Call,
+    (index, w): (usize, &Assignment),
+    gpu: usize,
+    vectors: gpu::HostVectors,
+    upload: gpu::StepUpload,
+) -> Result<gpu::DeviceScalars> {
+    let products = w.host_products()?;
+    let [a, b, c] = match &products {
+        Some([a, b, c]) => [&a[..], b, c],
+        None => [w.a, w.b, w.c],
+    };
+    let abc = gpu::Abc::Host {
+        a,
+        b,
+        c,
+        check: (!call.values_checked).then_some(index),
+        vectors,
+        upload,
+    };
+    let (h, t) = gpu::quotient_on_device(gpu, call.domain, abc)?;
+    log::debug!(
+        "circuit {index}: GPU H: upload {:.1} ms, upload+compute {:.1} ms",
+        t.upload_ms,
+        t.total_ms
+    );
+    Ok(h)
+}
+
+/// Device bytes of H's MSM on GPU `gpu` in chunks of `chunk` scalars beside
+/// its h: two chunks of H's points going up and a chunk's MSM, or the MSM
+/// alone over H's points kept on the GPU.
+fn h_msm_bytes(gpu: usize, kept: &KeptPoints, chunk: usize) -> usize {
+    match kept.of(Query::H) {
+        Some(_) => {
+            gpu::msm_bytes(gpu, Curve::G1, chunk, ScalarsAt::DeviceShared, false).unwrap_or(usize::MAX)
+        }
+        None => super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk),
+    }
+}
+
+/// Σ h·H for each h of `batch` (left on GPU `gpu` by their H steps), in
+/// chunks of `chunk` scalars: over H's points streamed, or its copy kept on
+/// the GPU. Without room for it, the h come back and the CPU runs it.
+fn h_msm(
+    call: &Call,
+    gpu: usize,
+    kept: &KeptPoints,
+    batch: &[gpu::DeviceScalars],
+    chunk: usize,
+) -> Result<Vec<G1>> {
+    let params = call.params;
+    let msm = match kept.of(Query::H) {
+        Some(points) => gpu::msms_over_device_points_and_scalars::<G1>(points, batch, chunk),
+        None => gpu::streamed_msms_over_device_scalars_in_chunks::<G1>(gpu, &params.h, batch, chunk),
+    };
+    match msm {
+        Err(e) if e.kind == ErrorKind::OutOfMemory => {
+            log::warn!(
+                "GPU {gpu}: H's MSM for {} circuits out of memory ({e}); running it on the CPU",
+                batch.len()
+            );
+            // H has one point fewer than the domain: h's last value meets none.
+            batch
+                .iter()
+                .map(|h| Ok(cpu::msm::dense_msm(&params.h, &h.to_host()?)))
+                .collect()
+        }
+        other => other,
+    }
 }
 
 /// The vectors the next H step on GPU `gpu` uploads a, b, c into: three
@@ -361,15 +518,12 @@ fn step_vectors(call: &Call, gpu: usize) -> Result<gpu::HostVectors> {
 }
 
 /// Whether GPU `gpu` has room, beside the h it holds now, for another H
-/// step and then for H's MSM over streamed chunks of a sixteenth of the
-/// domain (smaller chunks cost more than another pass over H's points;
-/// never below the smallest streamed chunk).
+/// step and then for H's MSM over streamed chunks of `least_h_chunk`.
 fn room_for_another_h(call: &Call, gpu: usize) -> Result<bool> {
     let log_m = call.domain.log_m;
     let m = 1usize << log_m;
     let step = gpu::h_step_bytes(gpu, log_m, Some(gpu::HostVectors::Two))?;
-    let chunk = (m / 16).max(memory::MIN_STREAM_CHUNK).min(m);
-    let msm = super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk);
+    let msm = super::streamed::over_device_scalars_bytes::<G1>(gpu, least_h_chunk(m));
     // The next h takes a scalar per constraint after its step.
     Ok(memory::fits(
         gpu,

@@ -179,6 +179,7 @@ fn host_abc<'a>(w: &'a Assignment, made: &'a Option<[Vec<Fr>; 3]>, check: Option
             c,
             check,
             vectors: gpu::HostVectors::Three,
+            upload: gpu::StepUpload::First,
         },
         None => gpu::Abc::Host {
             a: w.a,
@@ -186,6 +187,7 @@ fn host_abc<'a>(w: &'a Assignment, made: &'a Option<[Vec<Fr>; 3]>, check: Option
             c: w.c,
             check,
             vectors: gpu::HostVectors::Three,
+            upload: gpu::StepUpload::First,
         },
     }
 }

@@ -60,6 +60,7 @@ pub fn quotient(
             std::ptr::null(),
             &consts,
             c_int::from(overlap),
+            0,
             h.as_mut_ptr().cast(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
@@ -131,6 +132,17 @@ pub enum HostVectors {
     Two = 2,
 }
 
+/// How an H step's a, b, c go up from the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepUpload {
+    /// Ahead of every other upload to the GPU, holding the staging buffers
+    /// throughout: the GPU waits for them.
+    First,
+    /// Piece by piece, in turn with other uploads: the step runs beside an
+    /// MSM whose next points must not wait for all of a, b and c.
+    InTurn,
+}
+
 /// The H step's inputs: on the host (with `check`, a circuit's index, the
 /// values are checked below the modulus as they go up; uploaded into
 /// `vectors`), or already on the GPU.
@@ -141,6 +153,7 @@ pub enum Abc<'a> {
         c: &'a [Fr],
         check: Option<usize>,
         vectors: HostVectors,
+        upload: StepUpload,
     },
     Device(DeviceAbc),
 }
@@ -167,13 +180,14 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
     let consts = HConstants::of(domain);
     let host = std::ptr::null::<c_void>();
     // The overlapped mode, in three vectors (1) or two (2).
-    let (a, b, c, n, on_device, checked_circuit, mode) = match abc {
+    let (a, b, c, n, on_device, checked_circuit, mode, in_pieces) = match abc {
         Abc::Host {
             a,
             b,
             c,
             check,
             vectors,
+            upload,
         } => {
             check_abc(domain, a.len(), b.len(), c.len())?;
             let mode = match vectors {
@@ -188,6 +202,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
                 None,
                 check,
                 mode,
+                c_int::from(upload == StepUpload::InTurn),
             )
         }
         Abc::Device(abc) => {
@@ -201,7 +216,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             // back as h), so they leave their owners here.
             let len = abc.len;
             let ptrs = abc.bufs.map(|buf| std::mem::ManuallyDrop::new(buf).ptr);
-            (host, host, host, len, Some(ptrs), None, 1)
+            (host, host, host, len, Some(ptrs), None, 1, 0)
         }
     };
     let mut timing = HTiming::default();
@@ -223,6 +238,7 @@ pub fn quotient_on_device(device: usize, domain: &Domain, abc: Abc) -> Result<(D
             on_device.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()),
             &consts,
             mode,
+            in_pieces,
             std::ptr::null_mut(),
             &mut h,
             if checked_circuit.is_some() {

@@ -122,6 +122,7 @@ extern "C" {
         abc_device: *const *mut c_void,
         consts: *const HConstants,
         overlap: c_int,
+        in_pieces: c_int,
         h_out: *mut c_void,
         h_device: *mut *mut c_void,
         unreduced: *mut usize,
