@@ -264,41 +264,28 @@ fn aux_terms<'a>(
 }
 
 /// Σ h·H of each circuit: each H step beside the previous circuit's MSM
-/// where the room holds both (`overlap_vectors`), else in batches.
+/// where the room holds both (`overlaps`), else in batches.
 fn h_sums(call: &Call, circuits: &[(usize, &Assignment)], gpu: usize, kept: &KeptPoints) -> Result<Vec<G1>> {
-    match overlap_vectors(call, circuits.len(), gpu, kept)? {
-        Some(vectors) => h_sums_overlapped(call, circuits, gpu, kept, vectors),
-        None => h_sums_in_batches(call, circuits, gpu, kept),
+    if overlaps(call, circuits.len(), gpu, kept)? {
+        h_sums_overlapped(call, circuits, gpu, kept)
+    } else {
+        h_sums_in_batches(call, circuits, gpu, kept)
     }
 }
 
-/// The vectors in which each H step can run beside the previous circuit's
-/// H MSM on GPU `gpu`: three where the room holds such a step, an h and
-/// H's MSM in chunks of a sixteenth of the domain at once, else two; none
-/// for a single circuit or without that room.
-fn overlap_vectors(
-    call: &Call,
-    circuits: usize,
-    gpu: usize,
-    kept: &KeptPoints,
-) -> Result<Option<gpu::HostVectors>> {
+/// Whether each H step can run beside the previous circuit's H MSM on GPU
+/// `gpu`: more than one circuit, and room for an H step in two vectors, an
+/// h and H's MSM in chunks of `least_h_chunk` at once.
+fn overlaps(call: &Call, circuits: usize, gpu: usize, kept: &KeptPoints) -> Result<bool> {
     if circuits < 2 {
-        return Ok(None);
+        return Ok(false);
     }
-    let (log_m, m) = (call.domain.log_m, call.domain.m);
-    let h = std::mem::size_of::<Fr>() * m;
-    let msm = h_msm_bytes(gpu, kept, least_h_chunk(m));
-    for vectors in [gpu::HostVectors::Three, gpu::HostVectors::Two] {
-        let step = gpu::h_step_bytes(gpu, log_m, Some(vectors))?;
-        if memory::fits(
-            gpu,
-            step.saturating_add(h).saturating_add(msm),
-            "an H step beside H's MSM",
-        ) {
-            return Ok(Some(vectors));
-        }
-    }
-    Ok(None)
+    let m = call.domain.m;
+    let step = gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?;
+    let need = step
+        .saturating_add(std::mem::size_of::<Fr>() * m)
+        .saturating_add(h_msm_bytes(gpu, kept, least_h_chunk(m)));
+    Ok(memory::fits(gpu, need, "an H step beside H's MSM"))
 }
 
 /// The least chunk of H's MSM worth planning for over a domain of m: a
@@ -312,17 +299,17 @@ fn least_h_chunk(m: usize) -> usize {
 /// turn with H's points) beside circuit i's MSM over H's points: the GPU
 /// computes while the step's upload runs. Each chunk of H's points goes up
 /// once per circuit. Device memory: one h and H's MSM, beside one H step
-/// in `vectors` (each MSM's chunks sized to leave the step its room). A
-/// step that finds no room (other work took it) runs again after the MSM.
+/// in two vectors (the step is hidden behind the MSM, whose chunks lose
+/// more speed than the step gains from a third vector; each MSM's chunks
+/// sized to leave the step its room). A step that finds no room (other
+/// work took it) runs again after the MSM.
 fn h_sums_overlapped(
     call: &Call,
     circuits: &[(usize, &Assignment)],
     gpu: usize,
     kept: &KeptPoints,
-    vectors: gpu::HostVectors,
 ) -> Result<Vec<G1>> {
-    let step_bytes = gpu::h_step_bytes(gpu, call.domain.log_m, Some(vectors))?;
-    let step = |circuit: (usize, &Assignment), upload: gpu::StepUpload| {
+    let step = |circuit: (usize, &Assignment), vectors: gpu::HostVectors, upload: gpu::StepUpload| {
         call.check_cancelled()?;
         let started = Instant::now();
         let h = h_step(call, circuit, gpu, vectors, upload);
@@ -331,15 +318,20 @@ fn h_sums_overlapped(
     };
     let mut sums = Vec::with_capacity(circuits.len());
     std::thread::scope(|scope| {
-        let mut h = step(circuits[0], gpu::StepUpload::First)?;
+        let mut h = step(circuits[0], step_vectors(call, gpu)?, gpu::StepUpload::First)?;
         for (i, &circuit) in circuits.iter().enumerate() {
             let next = circuits.get(i + 1).copied();
-            let reserve = if next.is_some() { step_bytes } else { 0 };
+            // The step's bytes now (the first step left its tables).
+            let reserve = match next {
+                Some(_) => gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?,
+                None => 0,
+            };
             let chunk = memory::largest_chunk(gpu, call.domain.m, |chunk| {
                 h_msm_bytes(gpu, kept, chunk).saturating_add(reserve)
             });
             let step = &step;
-            let beside = next.map(|next| scope.spawn(move || step(next, gpu::StepUpload::InTurn)));
+            let beside = next
+                .map(|next| scope.spawn(move || step(next, gpu::HostVectors::Two, gpu::StepUpload::InTurn)));
             let started = Instant::now();
             let sum = h_msm(call, gpu, kept, std::slice::from_ref(&h), chunk);
             STATS.add(Stage::MsmH, started.elapsed());
@@ -361,7 +353,7 @@ fn h_sums_overlapped(
                         next.0
                     );
                     drop(h);
-                    step(next, gpu::StepUpload::First)?
+                    step(next, step_vectors(call, gpu)?, gpu::StepUpload::First)?
                 }
                 other => other?,
             };
