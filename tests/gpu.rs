@@ -1489,9 +1489,10 @@ mod msm {
         }
     }
 
-    /// Circuits proved together over streamed points (H's MSM for the
-    /// batch of h left on the GPU, the aux terms sharing each upload of the
-    /// aux values): every sum equals the CPU backend's.
+    /// Circuits proved together over streamed points (each H step beside
+    /// the previous circuit's H MSM, or H's MSM for a batch of h left on
+    /// the GPU; the aux terms sharing each upload of the aux values): every
+    /// sum equals the CPU backend's.
     #[test]
     #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
     fn streamed_group_sums_equal_cpu() {

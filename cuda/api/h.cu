@@ -334,7 +334,10 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
 // With `overlap` 1, uploads overlap the transforms (the prover's mode);
 // with 2, too, in two vectors' memory instead of three (c goes up into a's
 // once the way back has left it; the upload's time then includes the way
-// back); with 0, the compute is timed on its own.
+// back); with 0, the compute is timed on its own. With `in_pieces` not 0,
+// a, b, c from the host take the staging buffers piece by piece in turn
+// with other uploads (a step beside an MSM over streamed points), not ahead
+// of them; it does nothing with `abc_device`.
 // With `abc_device` (three device arrays of 2^log_m elements from
 // c2p_cuda_upload, zero past abc_size), a, b, c are already on the device
 // and the host pointers are unused: the call takes the arrays over and frees

@@ -229,12 +229,12 @@ struct staging_t {
     void* buf[2] = {nullptr, nullptr};
     cudaEvent_t done[2] = {nullptr, nullptr};
     std::mutex lock;  // one upload at a time per device
-    // Uploads the GPU is waiting for (an H step's own a, b, c) that wait
-    // for `lock`; uploads that can wait (the next circuit's a, b, c going
-    // up ahead, aux, points) take it piece by piece and only while there
-    // are none (see lock_urgent, lock_piece).
+    // Uploads the GPU is waiting for (an H step's own a, b, c, unless the
+    // step runs beside an MSM) that wait for `lock`; uploads that can wait
+    // (a, b, c going up ahead or beside an MSM, aux, points) take it piece
+    // by piece and only while there are none (see lock_urgent, lock_piece).
     std::mutex urgent_lock;
-    std::condition_variable no_urgent;
+    std::condition_variable changed;  // urgent or piece_turn changed
     int urgent = 0;
     // Pieces take the buffers in the order they asked (guarded by
     // urgent_lock): a mutex lets the thread that releases it take it again
@@ -260,7 +260,7 @@ inline std::unique_lock<std::mutex> lock_urgent(staging_t& st) {
         std::lock_guard<std::mutex> guard(st.urgent_lock);
         st.urgent--;
     }
-    st.no_urgent.notify_all();
+    st.changed.notify_all();
     return held;
 }
 
@@ -280,7 +280,7 @@ public:
             std::lock_guard<std::mutex> guard(st_->urgent_lock);
             st_->piece_turn++;
         }
-        st_->no_urgent.notify_all();
+        st_->changed.notify_all();
     }
 };
 
@@ -291,7 +291,7 @@ inline piece_hold lock_piece(staging_t& st) {
     {
         std::unique_lock<std::mutex> guard(st.urgent_lock);
         const uint64_t mine = st.next_piece++;
-        st.no_urgent.wait(guard, [&] { return st.urgent == 0 && st.piece_turn == mine; });
+        st.changed.wait(guard, [&] { return st.urgent == 0 && st.piece_turn == mine; });
     }
     return piece_hold(st, std::unique_lock<std::mutex>(st.lock));
 }

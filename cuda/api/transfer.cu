@@ -37,7 +37,7 @@ extern "C" int c2p_cuda_upload(int device, const void* host, size_t bytes, size_
         // scalar upload can go between the pieces of a points upload running
         // beside it (streamed points upload the next chunk during an MSM;
         // the next circuit's a, b, c go up during this one's MSMs), and an
-        // H step's own upload of a, b, c before the next piece (lock_piece).
+        // H step's urgent upload of a, b, c before the next piece (lock_piece).
         if (err == cudaSuccess) err = c2p::host::upload_in_pieces(device, ptr, host, bytes, stream.s, unreduced);
         if (err == cudaSuccess && capacity > bytes)
             err = cudaMemsetAsync(static_cast<char*>(ptr) + bytes, 0, capacity - bytes, stream.s);

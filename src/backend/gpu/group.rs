@@ -301,8 +301,8 @@ fn least_h_chunk(m: usize) -> usize {
 /// once per circuit. Device memory: one h and H's MSM, beside one H step
 /// in two vectors (the step is hidden behind the MSM, whose chunks lose
 /// more speed than the step gains from a third vector; each MSM's chunks
-/// sized to leave the step its room). A step that finds no room (other
-/// work took it) runs again after the MSM.
+/// sized to leave the step its room). A step that no longer fits beside
+/// the MSM, or finds no room (other work took it), runs after it.
 fn h_sums_overlapped(
     call: &Call,
     circuits: &[(usize, &Assignment)],
@@ -321,33 +321,52 @@ fn h_sums_overlapped(
         let mut h = step(circuits[0], step_vectors(call, gpu)?, gpu::StepUpload::First)?;
         for (i, &circuit) in circuits.iter().enumerate() {
             let next = circuits.get(i + 1).copied();
-            // The step's bytes now (the first step left its tables).
+            // The step's bytes now (the first step left its tables): beside
+            // the MSM while the room still holds both (other work may have
+            // taken some), else after it.
+            let step_bytes = gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?;
+            let least = h_msm_bytes(gpu, kept, least_h_chunk(call.domain.m));
             let reserve = match next {
-                Some(_) => gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?,
-                None => 0,
+                Some(_)
+                    if memory::fits(
+                        gpu,
+                        step_bytes.saturating_add(least),
+                        "the next H step beside H's MSM",
+                    ) =>
+                {
+                    step_bytes
+                }
+                _ => 0,
             };
             let chunk = memory::largest_chunk(gpu, call.domain.m, |chunk| {
                 h_msm_bytes(gpu, kept, chunk).saturating_add(reserve)
             });
             let step = &step;
             let beside = next
+                .filter(|_| reserve > 0)
                 .map(|next| scope.spawn(move || step(next, gpu::HostVectors::Two, gpu::StepUpload::InTurn)));
             let started = Instant::now();
             let sum = h_msm(call, gpu, kept, std::slice::from_ref(&h), chunk);
             STATS.add(Stage::MsmH, started.elapsed());
-            sums.extend(sum?);
             log::trace!("circuit {}: H's MSM in chunks of {chunk}", circuit.0);
-            let (Some(beside), Some(next)) = (beside, next) else {
+            // The step beside ends before anything is reported.
+            let stepped = beside.map(|beside| {
+                beside.join().unwrap_or_else(|_| {
+                    Err(Error::new(
+                        ErrorKind::Panic,
+                        "internal error: an H step's thread panicked",
+                    ))
+                })
+            });
+            if let (Err(_), Some(Err(e))) = (&sum, &stepped) {
+                log::debug!("the H step beside a failed H MSM failed too: {e}");
+            }
+            sums.extend(sum?);
+            let Some(next) = next else {
                 break;
             };
-            let stepped = beside.join().unwrap_or_else(|_| {
-                Err(Error::new(
-                    ErrorKind::Panic,
-                    "internal error: an H step's thread panicked",
-                ))
-            });
             h = match stepped {
-                Err(e) if e.kind == ErrorKind::OutOfMemory => {
+                Some(Err(e)) if e.kind == ErrorKind::OutOfMemory => {
                     log::debug!(
                         "circuit {}: no room for its H step beside H's MSM ({e}); after it",
                         next.0
@@ -355,7 +374,11 @@ fn h_sums_overlapped(
                     drop(h);
                     step(next, step_vectors(call, gpu)?, gpu::StepUpload::First)?
                 }
-                other => other?,
+                Some(stepped) => stepped?,
+                None => {
+                    drop(h);
+                    step(next, step_vectors(call, gpu)?, gpu::StepUpload::First)?
+                }
             };
         }
         Ok(sums)
