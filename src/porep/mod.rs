@@ -23,6 +23,7 @@ macro_rules! by_shape {
 }
 pub(crate) use by_shape;
 
+pub mod native;
 mod r1cs;
 mod recorder;
 mod seal;
