@@ -8,6 +8,7 @@
 //! each beside its gadget and compare the aux values one by one.
 
 pub mod bits;
+pub mod merkle;
 pub mod num;
 pub mod sha256;
 
