@@ -10,6 +10,7 @@
 pub mod bits;
 pub mod merkle;
 pub mod num;
+pub mod poseidon;
 pub mod sha256;
 
 use crate::math::Fr;
