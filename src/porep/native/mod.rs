@@ -12,6 +12,7 @@ pub mod merkle;
 pub mod num;
 pub mod poseidon;
 pub mod sha256;
+pub mod stacked;
 
 use crate::math::Fr;
 
@@ -37,6 +38,11 @@ impl Aux {
     /// Allocates a bit (0 or 1).
     pub fn bit(&mut self, value: bool) {
         self.values.push(if value { Fr::ONE } else { Fr::ZERO });
+    }
+
+    /// The values, given up.
+    pub fn into_values(self) -> Vec<Fr> {
+        self.values
     }
 
     /// The values allocated so far.
