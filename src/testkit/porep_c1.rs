@@ -251,6 +251,9 @@ pub struct PartitionSynthesis {
     /// combination evaluated), beside the recorder: what witness-only
     /// synthesis would start from.
     pub values_only: Duration,
+    /// Its aux values computed natively (`porep::native`) on one thread,
+    /// checked equal to the recorder's.
+    pub native: Duration,
 }
 
 /// The recorded constraints' path (`UnitConstraints`) on a partition.
@@ -357,6 +360,15 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
     if aux != witness.aux.len() {
         return Err(Error::invalid("values only: another number of aux variables"));
     }
+    let begun = Instant::now();
+    let native_aux = crate::porep::native::stacked::partition_aux(&partition)?;
+    let native = begun.elapsed();
+    if native_aux != witness.aux {
+        return Err(Error::invalid(format!(
+            "partition {k}: the native aux values differ from the recorder's"
+        )));
+    }
+    drop(native_aux);
     Ok(PartitionSynthesis {
         witness,
         recorder,
@@ -364,6 +376,7 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
         shared,
         constraints,
         values_only,
+        native,
     })
 }
 

@@ -186,6 +186,11 @@ fn compare_paths(first: &[u8], args: &BenchC2Args, threads: usize) -> Result<Par
         "partition 0: {:.1} s for its values alone on one thread (no a, b, c)",
         partition0.values_only.as_secs_f64()
     );
+    println!(
+        "partition 0: {:.2} s for its aux values computed natively on one thread (porep::native), equal to the \
+         recorder's",
+        partition0.native.as_secs_f64()
+    );
     if let Some(shared) = partition0.shared {
         println!(
             "partition 0: {:.1} s by the shared recorder on {threads} threads (the job's path), the same witness",
