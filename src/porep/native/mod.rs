@@ -16,47 +16,77 @@ pub mod stacked;
 
 use crate::math::Fr;
 
-/// The aux values of a witness, in the order they are allocated.
+/// The aux values of a witness, in the order they are allocated: grown in
+/// a vector of their own, or written into a slice given ahead (a
+/// challenge's place in its partition's aux values).
 #[derive(Debug, Default)]
-pub struct Aux {
-    values: Vec<Fr>,
+pub struct Aux<'a> {
+    grown: Vec<Fr>,
+    /// The slice and how many values were allocated into it (those past
+    /// its end are counted, not kept: the caller compares the count).
+    into: Option<(&'a mut [Fr], usize)>,
 }
 
-impl Aux {
+impl<'a> Aux<'a> {
     /// An empty witness with room for `capacity` values.
-    pub fn with_capacity(capacity: usize) -> Aux {
+    pub fn with_capacity(capacity: usize) -> Aux<'a> {
         Aux {
-            values: Vec::with_capacity(capacity),
+            grown: Vec::with_capacity(capacity),
+            into: None,
+        }
+    }
+
+    /// Values allocated into `slice`, from its start.
+    pub fn into_slice(slice: &'a mut [Fr]) -> Aux<'a> {
+        Aux {
+            grown: Vec::new(),
+            into: Some((slice, 0)),
         }
     }
 
     /// Allocates a value.
+    #[inline]
     pub fn push(&mut self, value: Fr) {
-        self.values.push(value);
+        match &mut self.into {
+            None => self.grown.push(value),
+            Some((slice, at)) => {
+                if let Some(slot) = slice.get_mut(*at) {
+                    *slot = value;
+                }
+                *at += 1;
+            }
+        }
     }
 
     /// Allocates a bit (0 or 1).
+    #[inline]
     pub fn bit(&mut self, value: bool) {
-        self.values.push(if value { Fr::ONE } else { Fr::ZERO });
+        self.push(if value { Fr::ONE } else { Fr::ZERO });
     }
 
-    /// The values, given up.
+    /// The values grown, given up (none when written into a slice).
     pub fn into_values(self) -> Vec<Fr> {
-        self.values
+        self.grown
     }
 
-    /// The values allocated so far.
+    /// The values allocated so far (those kept).
     pub fn values(&self) -> &[Fr] {
-        &self.values
+        match &self.into {
+            None => &self.grown,
+            Some((slice, at)) => &slice[..(*at).min(slice.len())],
+        }
     }
 
     /// How many values were allocated.
     pub fn len(&self) -> usize {
-        self.values.len()
+        match &self.into {
+            None => self.grown.len(),
+            Some((_, at)) => *at,
+        }
     }
 
     /// Whether none was.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 }

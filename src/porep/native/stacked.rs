@@ -9,8 +9,11 @@ use super::poseidon::{poseidon_11, poseidon_2, poseidon_8};
 use super::Aux;
 use crate::error::{Error, ErrorKind, Result};
 use crate::math::Fr;
-use crate::porep::{Partition, VanillaSealProof};
+use crate::porep::{Partition, Values, VanillaSealProof};
 use blst::blst_fr;
+use filecoin_hashers::Hasher;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_porep::stacked::ColumnProof;
 
@@ -30,42 +33,35 @@ fn path_of<P: MerkleProofTrait>(proof: &P) -> Path {
         .collect()
 }
 
-/// A column proof's inclusion path (the field is the crate's own: read
-/// through the proof's serialized form).
-fn inclusion_path<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<Path> {
-    let broken = |e: serde_json::Error| Error::invalid(format!("a column proof's inclusion path: {e}"));
+/// A column proof's rows (labels of layers 1, 2, ...) and inclusion path
+/// (fields of the crate's own: read through the proof's serialized form).
+fn column_of<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<(Vec<Fr>, Path)> {
+    let broken = |e: serde_json::Error| Error::invalid(format!("a column proof: {e}"));
     let mut value = serde_json::to_value(column).map_err(broken)?;
+    let rows: Vec<<P::Hasher as Hasher>::Domain> =
+        serde_json::from_value(value["column"]["rows"].take()).map_err(broken)?;
     let proof: P = serde_json::from_value(value["inclusion_proof"].take()).map_err(broken)?;
-    Ok(path_of(&proof))
-}
-
-/// The column's rows (labels of layers 1, 2, ...).
-fn rows<P: MerkleProofTrait>(column: &ColumnProof<P>, layers: usize) -> Result<Vec<Fr>> {
-    (1..=layers)
-        .map(|layer| {
-            column
-                .get_node_at_layer(layer)
-                .map(|&node| fr(node))
-                .map_err(|e| Error::invalid(format!("a column's layer {layer}: {e}")))
-        })
-        .collect()
+    Ok((rows.into_iter().map(fr).collect(), path_of(&proof)))
 }
 
 /// A Poseidon tree path (trees R and C) from `node`: per level its index
 /// bits (least significant first), its siblings, the insertion, the hash.
-fn poseidon_path(aux: &mut Aux, mut node: Fr, path: &Path) -> Result<Fr> {
+/// The root, and the path's bits packed (the public input `PoRCircuit`
+/// makes of them).
+fn poseidon_path(aux: &mut Aux, mut node: Fr, path: &Path) -> Result<(Fr, u64)> {
+    let mut packed = Packed::default();
     for (siblings, index) in path {
         node = match siblings.len() {
             1 => {
                 let right = index & 1 == 1;
-                aux.bit(right);
+                packed.bit(aux, right);
                 let sibling = alloc(aux, siblings[0]);
                 let pair = insert_2(aux, node, right, sibling);
                 poseidon_2(aux, &pair)
             }
             7 => {
                 let bits = [index & 1 == 1, index & 2 == 2, index & 4 == 4];
-                bits.iter().for_each(|&b| aux.bit(b));
+                bits.iter().for_each(|&b| packed.bit(aux, b));
                 let siblings: [Fr; 7] = std::array::from_fn(|i| alloc(aux, siblings[i]));
                 let eight = insert_8(aux, node, bits, &siblings);
                 poseidon_8(aux, &eight)
@@ -78,12 +74,37 @@ fn poseidon_path(aux: &mut Aux, mut node: Fr, path: &Path) -> Result<Fr> {
             }
         };
     }
-    Ok(node)
+    Ok((node, packed.value))
 }
 
-/// `partition`'s aux values, in `StackedCircuit`'s order.
-pub fn partition_aux<Tree: 'static + MerkleTreeTrait>(partition: &Partition<Tree>) -> Result<Vec<Fr>> {
-    let Some(first) = partition.vanilla.first() else {
+/// A path's index bits as they are allocated, and packed.
+#[derive(Default)]
+struct Packed {
+    value: u64,
+    bits: u32,
+}
+
+impl Packed {
+    fn bit(&mut self, aux: &mut Aux, bit: bool) {
+        aux.bit(bit);
+        if self.bits < 64 {
+            self.value |= u64::from(bit) << self.bits;
+        }
+        self.bits += 1;
+    }
+}
+
+/// `partition`'s witness values, inputs (ONE first) and aux, as a
+/// values-only synthesis of `StackedCircuit` gives them: the common part,
+/// then the challenges on `threads` threads, each written in its place (a
+/// challenge's values have the first one's count). `cancelled` is looked at
+/// before each challenge.
+pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
+    partition: &Partition<Tree>,
+    threads: usize,
+    cancelled: Option<&AtomicBool>,
+) -> Result<Values> {
+    let Some((first, rest)) = partition.vanilla.split_first() else {
         return Err(Error::invalid("a partition without vanilla proofs"));
     };
     let tau = partition
@@ -91,18 +112,87 @@ pub fn partition_aux<Tree: 'static + MerkleTreeTrait>(partition: &Partition<Tree
         .tau
         .as_ref()
         .ok_or_else(|| Error::invalid("a partition without comm_d and comm_r"))?;
-    let mut aux = Aux::default();
-    let replica_id = alloc(&mut aux, fr(partition.public_inputs.replica_id));
-    let replica_id_bits = reverse_bit_numbering(to_bits_le(&mut aux, &replica_id));
-    alloc(&mut aux, fr(tau.comm_d));
-    alloc(&mut aux, fr(tau.comm_r));
-    let comm_r_last = alloc(&mut aux, fr(first.comm_r_last()));
-    let comm_c = alloc(&mut aux, fr(first.comm_c()));
-    poseidon_2(&mut aux, &[comm_c, comm_r_last]);
-    for proof in &partition.vanilla {
-        challenge(&mut aux, proof, &replica_id_bits)?;
+    let check_cancelled = || match cancelled {
+        Some(flag) => crate::backend::check_cancelled(flag),
+        None => Ok(()),
+    };
+    let mut common = Aux::default();
+    let replica_id = alloc(&mut common, fr(partition.public_inputs.replica_id));
+    let replica_id_bits = reverse_bit_numbering(to_bits_le(&mut common, &replica_id));
+    let comm_d = alloc(&mut common, fr(tau.comm_d));
+    let comm_r = alloc(&mut common, fr(tau.comm_r));
+    let comm_r_last = alloc(&mut common, fr(first.comm_r_last()));
+    let comm_c = alloc(&mut common, fr(first.comm_c()));
+    poseidon_2(&mut common, &[comm_c, comm_r_last]);
+    let mut inputs = vec![Fr::ONE, replica_id, comm_d, comm_r];
+    check_cancelled()?;
+    let mut aux = common.into_values();
+    let start = aux.len();
+    let mut one = Aux::default();
+    inputs.extend(challenge(&mut one, first, &replica_id_bits)?);
+    let each = one.len();
+    aux.extend_from_slice(one.values());
+    drop(one);
+    aux.resize(start + each * partition.vanilla.len(), Fr::ZERO);
+    // Each thread takes the next challenge and writes its values in place.
+    let places: Vec<Mutex<Option<&mut [Fr]>>> = aux[start + each..]
+        .chunks_mut(each)
+        .map(|place| Mutex::new(Some(place)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<Vec<Fr>>>>> = rest.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, rest.len().max(1)) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let (Some(place), Some(proof)) = (places.get(k), rest.get(k)) else {
+                    break;
+                };
+                let Some(place) = place.lock().ok().and_then(|mut p| p.take()) else {
+                    break;
+                };
+                let outcome = check_cancelled().and_then(|()| {
+                    let mut values = Aux::into_slice(place);
+                    let inputs = challenge(&mut values, proof, &replica_id_bits)?;
+                    if values.len() != each {
+                        return Err(Error::invalid(format!(
+                            "native witness: a challenge of {} aux values beside one of {each}",
+                            values.len()
+                        )));
+                    }
+                    Ok(inputs)
+                });
+                let failed = outcome.is_err();
+                if let Ok(mut slot) = results[k].lock() {
+                    *slot = Some(outcome);
+                }
+                if failed {
+                    // The others stop at their next challenge.
+                    next.store(rest.len(), Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let mut rest_inputs = Vec::with_capacity(rest.len());
+    for slot in results {
+        let outcome = slot.into_inner().ok().flatten();
+        match outcome {
+            Some(inputs) => rest_inputs.push(inputs?),
+            None => {
+                return Err(Error::new(
+                    ErrorKind::Panic,
+                    "internal: a challenge of the native witness was not computed",
+                ))
+            }
+        }
     }
-    Ok(aux.into_values())
+    inputs.extend(rest_inputs.into_iter().flatten());
+    Ok(Values { inputs, aux })
+}
+
+/// `partition`'s aux values, in `StackedCircuit`'s order, on one thread.
+pub fn partition_aux<Tree: 'static + MerkleTreeTrait>(partition: &Partition<Tree>) -> Result<Vec<Fr>> {
+    partition_values(partition, 1, None).map(|values| values.aux)
 }
 
 /// One challenge's allocations (`Proof::synthesize` of the circuit).
@@ -110,23 +200,42 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
     aux: &mut Aux,
     proof: &VanillaSealProof<Tree>,
     replica_id_bits: &[Bit],
-) -> Result<()> {
+) -> Result<Vec<Fr>> {
     let data_leaf = alloc(aux, fr(proof.comm_d_proofs.leaf()));
     let mut node = data_leaf;
-    for (siblings, index) in path_of(&proof.comm_d_proofs) {
+    let mut comm_d_index = 0u64;
+    for (level, (siblings, index)) in path_of(&proof.comm_d_proofs).into_iter().enumerate() {
         let [sibling] = siblings[..] else {
             return Err(Error::invalid("tree D is not binary"));
         };
-        node = sha256_level(aux, node, index & 1 == 1, sibling);
+        let right = index & 1 == 1;
+        comm_d_index |= u64::from(right) << level.min(63);
+        node = sha256_level(aux, node, right, sibling);
     }
+    let mut inputs = vec![Fr::from_u64(comm_d_index)];
     let columns = &proof.replica_column_proofs;
     let layers = proof.labeling_proofs.len();
     // The parents' columns: each allocated, hashed and proved in comm_c,
     // the DRG parents' first.
+    if columns.drg_parents.len() != 6 || columns.exp_parents.len() != 8 {
+        return Err(Error::invalid(format!(
+            "a challenge with {} DRG and {} expander parents (the circuit takes 6 and 8)",
+            columns.drg_parents.len(),
+            columns.exp_parents.len()
+        )));
+    }
     let mut parent_column = |column| -> Result<Vec<Fr>> {
-        let rows: Vec<Fr> = rows(column, layers)?.into_iter().map(|r| alloc(aux, r)).collect();
+        let (rows, path) = column_of(column)?;
+        if rows.len() != layers {
+            return Err(Error::invalid(format!(
+                "a column of {} rows for {layers} layers",
+                rows.len()
+            )));
+        }
+        let rows: Vec<Fr> = rows.into_iter().map(|r| alloc(aux, r)).collect();
         let hash = column_hash(aux, &rows)?;
-        poseidon_path(aux, hash, &inclusion_path(column)?)?;
+        let (_, index) = poseidon_path(aux, hash, &path)?;
+        inputs.push(Fr::from_u64(index));
         Ok(rows)
     };
     let drg = columns
@@ -147,6 +256,7 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
         .and_then(|l| serde_json::to_value(l).ok())
         .and_then(|l| l["node"].as_u64())
         .ok_or_else(|| Error::invalid("a challenge without a labeling proof's node"))?;
+    inputs.push(Fr::from_u64(node_value));
     let node_bits: Vec<Bit> = (0..64)
         .map(|i| Bit::alloc(aux, (node_value >> i) & 1 == 1))
         .collect();
@@ -180,10 +290,12 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
         .last()
         .ok_or_else(|| Error::invalid("a challenge without layers"))?;
     let encoded = alloc(aux, key + data_leaf);
-    poseidon_path(aux, encoded, &path_of(&proof.comm_r_last_proof))?;
+    let (_, comm_r_last_index) = poseidon_path(aux, encoded, &path_of(&proof.comm_r_last_proof))?;
+    inputs.push(Fr::from_u64(comm_r_last_index));
     let c_x = column_hash(aux, &labels)?;
-    poseidon_path(aux, c_x, &inclusion_path(&columns.c_x)?)?;
-    Ok(())
+    let (_, c_x_index) = poseidon_path(aux, c_x, &column_of(&columns.c_x)?.1)?;
+    inputs.push(Fr::from_u64(c_x_index));
+    Ok(inputs)
 }
 
 /// The column hash (storage-proofs' `hash_single_column`): Poseidon of
@@ -218,14 +330,24 @@ mod tests {
     ) {
         for (k, partition) in partitions::<Tree>(c1).unwrap().iter().enumerate() {
             let recorded = Recorder::record(partition.circuit().unwrap()).unwrap();
-            let native = partition_aux(partition).unwrap();
-            assert_eq!(
-                native.len(),
-                recorded.aux.len(),
-                "{what}, partition {k}: aux count"
-            );
-            if let Some(i) = (0..native.len()).find(|&i| native[i] != recorded.aux[i]) {
-                panic!("{what}, partition {k}: aux value {i} of {} differs", native.len());
+            for threads in [1, 3] {
+                let native = partition_values(partition, threads, None).unwrap();
+                assert_eq!(
+                    native.inputs, recorded.inputs,
+                    "{what}, partition {k}: the inputs"
+                );
+                let native = native.aux;
+                assert_eq!(
+                    native.len(),
+                    recorded.aux.len(),
+                    "{what}, partition {k}: aux count"
+                );
+                if let Some(i) = (0..native.len()).find(|&i| native[i] != recorded.aux[i]) {
+                    panic!(
+                        "{what}, partition {k}, {threads} threads: aux value {i} of {} differs",
+                        native.len()
+                    );
+                }
             }
         }
     }
