@@ -312,6 +312,14 @@ fn partitions_wait_for_the_one_learning_their_constraints() {
             "the learner recorded whole"
         );
     });
+    // The values path found the native values equal to the circuit's:
+    // from now on it computes them natively, the same witness.
+    assert_eq!(porep::native_trusted(&second.parameters_id()), Some(true));
+    let native = porep::synthesize_partition(&second, None, capacity, 2, values, &mut || {})
+        .expect("synthesized")
+        .expect("the values path");
+    let rows = native.products.clone().expect("a, b, c left to the rows");
+    assert!(rows.witness(native.inputs, native.aux).unwrap() == recorded);
 }
 
 /// The constraints recorded from one challenge (the job's path once a

@@ -295,7 +295,7 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
     cores_done: &mut dyn FnMut(),
 ) -> Result<Option<Witness>> {
     let (challenges, parameters) = (partition.challenges(), partition.parameters_id());
-    let values = || -> Result<Option<Values>> {
+    let shared = || -> Result<Option<Values>> {
         match values_shared(
             |some| partition.circuit_of(some),
             challenges,
@@ -312,6 +312,7 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
             }
         }
     };
+    let values = || native_values(partition, &parameters, threads, cancelled, &shared);
     let may_learn = memory == Memory::Whole;
     let claim = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges, may_learn) {
         Route::Learned(r1cs) => {
@@ -358,6 +359,91 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
         claim.learn(partition.circuit_of(&[0])?, challenges, &witness);
     }
     Ok(Some(witness))
+}
+
+/// Whether the native witness (`native::stacked`) gave a parameter set's
+/// values equal to its circuit's: checked on the first partition that
+/// takes the values path, then trusted (true) or left aside (false).
+static NATIVE_CHECKED: once_cell::sync::Lazy<std::sync::Mutex<std::collections::HashMap<String, bool>>> =
+    once_cell::sync::Lazy::new(Default::default);
+
+/// Whether the values path computes the values of parameter set
+/// `parameters` natively (true), from its circuit (false), or has not
+/// decided yet (none).
+#[doc(hidden)]
+pub fn native_trusted(parameters: &str) -> Option<bool> {
+    NATIVE_CHECKED
+        .lock()
+        .ok()
+        .and_then(|c| c.get(parameters).copied())
+}
+
+/// A partition's values on the values path: computed natively (several
+/// times faster than its circuit's code) once the native values of its
+/// parameter set were found equal to `shared`'s (the circuit's, on the
+/// shared threads) on a first partition; `shared`'s until then, and for
+/// good where they differed or the native witness does not support the
+/// shape.
+fn native_values<Tree: 'static + MerkleTreeTrait>(
+    partition: &Partition<Tree>,
+    parameters: &str,
+    threads: usize,
+    cancelled: Option<&AtomicBool>,
+    shared: &dyn Fn() -> Result<Option<Values>>,
+) -> Result<Option<Values>> {
+    let checked = NATIVE_CHECKED
+        .lock()
+        .map(|c| c.get(parameters).copied())
+        .unwrap_or(Some(false));
+    if checked == Some(false) {
+        return shared();
+    }
+    let native = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        native::stacked::partition_values(partition, threads, cancelled)
+    }))
+    .unwrap_or_else(|payload| {
+        Err(Error::new(
+            ErrorKind::Panic,
+            format!(
+                "the native witness panicked ({})",
+                crate::error::panic_message(&*payload)
+            ),
+        ))
+    });
+    let native = match native {
+        Ok(values) => values,
+        Err(e) if e.kind == ErrorKind::Cancelled => return Err(e),
+        Err(e) => {
+            log::warn!(
+                "partition {}: no native witness ({e}); its circuit's values",
+                partition.k
+            );
+            if let Ok(mut c) = NATIVE_CHECKED.lock() {
+                c.insert(parameters.to_string(), false);
+            }
+            return shared();
+        }
+    };
+    if checked == Some(true) {
+        return Ok(Some(native));
+    }
+    let circuit = shared()?;
+    let equal = circuit.as_ref().is_some_and(|c| *c == native);
+    if !equal {
+        log::warn!(
+            "partition {}: the native witness differs from its circuit's; the circuit's values from now on",
+            partition.k
+        );
+    } else {
+        log::info!(
+            "partition {}: the native witness equals its circuit's; native from now on",
+            partition.k
+        );
+    }
+    if let Ok(mut c) = NATIVE_CHECKED.lock() {
+        c.insert(parameters.to_string(), equal);
+    }
+    Ok(circuit)
 }
 
 /// A partition's witness by the recorder, on `threads` threads
