@@ -352,6 +352,42 @@ mod tests {
         }
     }
 
+    /// A 32 GiB partition (18 challenges of 11 layers, trees of arity 8
+    /// with a sub-tree level): the native values equal the circuit's, on
+    /// the shared threads' values path (4.2 GB of aux each).
+    #[test]
+    #[ignore = "a 32 GiB partition: minutes and ~10 GiB of host memory (run with --ignored)"]
+    fn a_synthetic_32gib_partition_equals_the_circuit() {
+        use crate::porep::{is_challenge, values_shared, Capacity};
+        use filecoin_proofs::constants::SectorShape32GiB;
+        let prover = prover_id(1000);
+        let json = synthetic_c1(RegisteredSealProof::StackedDrg32GiBV1_1, &prover, 7, 5).unwrap();
+        let c1 = parse_c1_for(&json, &prover, 7).unwrap();
+        drop(json);
+        let partition = partitions::<SectorShape32GiB>(c1).unwrap().swap_remove(0);
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let native = partition_values(&partition, threads, None).unwrap();
+        assert_eq!(native.aux.len(), 130_169_893, "the known count");
+        let capacity = Capacity {
+            constraints: 1 << 27,
+            inputs: native.inputs.len(),
+            aux: native.aux.len(),
+        };
+        let circuit = values_shared(
+            |some| partition.circuit_of(some),
+            partition.challenges(),
+            None,
+            capacity,
+            threads,
+            is_challenge,
+        )
+        .unwrap_or_else(|e| panic!("the circuit's values: {e:?}"));
+        assert_eq!(native.inputs, circuit.inputs, "the inputs");
+        if let Some(i) = (0..native.aux.len()).find(|&i| native.aux[i] != circuit.aux[i]) {
+            panic!("aux value {i} of {} differs", native.aux.len());
+        }
+    }
+
     #[test]
     fn the_2kib_fixture_equals_the_circuit() {
         assert_equals_circuit::<SectorShape2KiB>(parse_c1(C1_API).unwrap(), "the 2 KiB fixture");
