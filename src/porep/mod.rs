@@ -23,6 +23,7 @@ macro_rules! by_shape {
 }
 pub(crate) use by_shape;
 
+#[doc(hidden)]
 pub mod native;
 mod r1cs;
 mod recorder;
@@ -312,7 +313,7 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
             }
         }
     };
-    let values = || native_values(partition, &parameters, threads, cancelled, &shared);
+    let values = || native_values(partition, &parameters, capacity, threads, cancelled, &shared);
     let may_learn = memory == Memory::Whole;
     let claim = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges, may_learn) {
         Route::Learned(r1cs) => {
@@ -361,89 +362,109 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
     Ok(Some(witness))
 }
 
-/// Whether the native witness (`native::stacked`) gave a parameter set's
-/// values equal to its circuit's: checked on the first partition that
-/// takes the values path, then trusted (true) or left aside (false).
-static NATIVE_CHECKED: once_cell::sync::Lazy<std::sync::Mutex<std::collections::HashMap<String, bool>>> =
+/// Where the values path stands with the native witness of a parameter
+/// set (`native::stacked`): a first partition checks its native values
+/// against its circuit's, then they are trusted, or left aside for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Native {
+    Checking,
+    Trusted,
+    Refused,
+}
+
+static NATIVE: once_cell::sync::Lazy<std::sync::Mutex<std::collections::HashMap<String, Native>>> =
     once_cell::sync::Lazy::new(Default::default);
+
+fn native_state() -> std::sync::MutexGuard<'static, std::collections::HashMap<String, Native>> {
+    NATIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Whether the values path computes the values of parameter set
 /// `parameters` natively (true), from its circuit (false), or has not
 /// decided yet (none).
 #[doc(hidden)]
 pub fn native_trusted(parameters: &str) -> Option<bool> {
-    NATIVE_CHECKED
-        .lock()
-        .ok()
-        .and_then(|c| c.get(parameters).copied())
+    match native_state().get(parameters) {
+        Some(Native::Trusted) => Some(true),
+        Some(Native::Refused) => Some(false),
+        _ => None,
+    }
 }
 
 /// A partition's values on the values path: computed natively (several
-/// times faster than its circuit's code) once the native values of its
-/// parameter set were found equal to `shared`'s (the circuit's, on the
-/// shared threads) on a first partition; `shared`'s until then, and for
-/// good where they differed or the native witness does not support the
-/// shape.
+/// times faster than its circuit's code) once a first partition of its
+/// parameter set gave the same inputs and aux values natively as `shared`
+/// (the circuit's, on the shared threads); `shared`'s while another
+/// partition checks, and for good where they differed or the shape is not
+/// supported. An input the native witness refuses goes to `shared` too
+/// (which names what is wrong), without deciding anything. While it
+/// checks, the partition holds both sets of values (8.3 GB at 2^27: its
+/// share holds its values and its h, which comes only after synthesis).
 fn native_values<Tree: 'static + MerkleTreeTrait>(
     partition: &Partition<Tree>,
     parameters: &str,
+    capacity: Capacity,
     threads: usize,
     cancelled: Option<&AtomicBool>,
     shared: &dyn Fn() -> Result<Option<Values>>,
 ) -> Result<Option<Values>> {
-    let checked = NATIVE_CHECKED
-        .lock()
-        .map(|c| c.get(parameters).copied())
-        .unwrap_or(Some(false));
-    if checked == Some(false) {
+    let state = {
+        let mut states = native_state();
+        let state = states.get(parameters).copied();
+        if state.is_none() {
+            states.insert(parameters.to_string(), Native::Checking);
+        }
+        state
+    };
+    let decide = |decision: Option<Native>| {
+        let mut states = native_state();
+        match decision {
+            Some(d) => states.insert(parameters.to_string(), d),
+            None => states.remove(parameters),
+        };
+    };
+    if matches!(state, Some(Native::Checking | Native::Refused)) {
         return shared();
     }
-    let native = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        native::stacked::partition_values(partition, threads, cancelled)
-    }))
-    .unwrap_or_else(|payload| {
-        Err(Error::new(
-            ErrorKind::Panic,
-            format!(
-                "the native witness panicked ({})",
-                crate::error::panic_message(&*payload)
-            ),
-        ))
-    });
-    let native = match native {
-        Ok(values) => values,
-        Err(e) if e.kind == ErrorKind::Cancelled => return Err(e),
+    let checking = state.is_none();
+    match native::stacked::partition_values(partition, capacity.aux, threads, cancelled) {
+        Ok(native) if !checking => Ok(Some(native)),
+        Ok(native) => {
+            let circuit = shared();
+            let decision = match &circuit {
+                Ok(Some(circuit)) if *circuit == native => {
+                    log::info!(
+                        "partition {}: the native witness equals its circuit's; native from now on",
+                        partition.k
+                    );
+                    Some(Native::Trusted)
+                }
+                Ok(Some(_)) => {
+                    log::warn!(
+                        "partition {}: the native witness differs from its circuit's; the circuit's code from now on",
+                        partition.k
+                    );
+                    Some(Native::Refused)
+                }
+                _ => None,
+            };
+            decide(decision);
+            circuit
+        }
         Err(e) => {
+            if checking {
+                decide((e.kind == ErrorKind::Unsupported).then_some(Native::Refused));
+            }
+            if e.kind == ErrorKind::Cancelled {
+                return Err(e);
+            }
             log::warn!(
                 "partition {}: no native witness ({e}); its circuit's values",
                 partition.k
             );
-            if let Ok(mut c) = NATIVE_CHECKED.lock() {
-                c.insert(parameters.to_string(), false);
-            }
-            return shared();
+            shared()
         }
-    };
-    if checked == Some(true) {
-        return Ok(Some(native));
     }
-    let circuit = shared()?;
-    let equal = circuit.as_ref().is_some_and(|c| *c == native);
-    if !equal {
-        log::warn!(
-            "partition {}: the native witness differs from its circuit's; the circuit's values from now on",
-            partition.k
-        );
-    } else {
-        log::info!(
-            "partition {}: the native witness equals its circuit's; native from now on",
-            partition.k
-        );
-    }
-    if let Ok(mut c) = NATIVE_CHECKED.lock() {
-        c.insert(parameters.to_string(), equal);
-    }
-    Ok(circuit)
 }
 
 /// A partition's witness by the recorder, on `threads` threads

@@ -361,7 +361,7 @@ fn synthesize_shape<Tree: 'static + MerkleTreeTrait>(
         return Err(Error::invalid("values only: another number of aux variables"));
     }
     let begun = Instant::now();
-    let native_aux = crate::porep::native::stacked::partition_aux(&partition)?;
+    let native_aux = crate::porep::native::stacked::partition_aux(&partition, witness.aux.len())?;
     let native = begun.elapsed();
     if native_aux != witness.aux {
         return Err(Error::invalid(format!(

@@ -8,11 +8,11 @@
 //! each beside its gadget and compare the aux values one by one.
 
 pub mod bits;
-pub mod merkle;
-pub mod num;
-pub mod poseidon;
+pub(crate) mod merkle;
+pub(crate) mod num;
+pub(crate) mod poseidon;
 pub mod sha256;
-pub mod stacked;
+pub(crate) mod stacked;
 
 use crate::math::Fr;
 

@@ -1,6 +1,5 @@
 //! Field elements as bellpepper's `AllocatedNum` gadgets allocate them and
-//! take them apart: `alloc`, `to_bits_le`, `to_bits_le_strict` (bits that
-//! also prove the value below r), and multipack's `pack_bits`.
+//! take them apart: `alloc`, `to_bits_le`, and multipack's `pack_bits`.
 
 use super::bits::Bit;
 use super::Aux;
@@ -28,41 +27,6 @@ fn bits_le(value: &Fr) -> [bool; NUM_BITS] {
 /// significant first.
 pub fn to_bits_le(aux: &mut Aux, value: &Fr) -> Vec<Bit> {
     bits_le(value).iter().map(|&b| Bit::alloc(aux, b)).collect()
-}
-
-/// `AllocatedNum::to_bits_le_strict`: the value's 255 bits, least
-/// significant first, allocated from the most significant down beside the
-/// comparison with r − 1. Where r − 1 has a one, the bit is allocated and
-/// joins the current run; at each zero, the run (with the previous run's
-/// conjunction last) is folded by `kary_and` (an allocated conjunction per
-/// bit after its first), then the bit is allocated conditionally on it.
-pub fn to_bits_le_strict(aux: &mut Aux, value: &Fr) -> Vec<Bit> {
-    let bits = bits_le(value);
-    let max = bits_le(&-Fr::ONE);
-    let mut result = Vec::with_capacity(NUM_BITS);
-    let mut last_run: Option<bool> = None;
-    let mut run: Vec<bool> = Vec::new();
-    let top = (0..NUM_BITS).rev().find(|&i| max[i]).unwrap_or(0);
-    for i in (0..=top).rev() {
-        if max[i] {
-            run.push(bits[i]);
-            result.push(Bit::alloc(aux, bits[i]));
-        } else {
-            if !run.is_empty() {
-                run.extend(last_run);
-                let mut all = run[0];
-                for &b in &run[1..] {
-                    all &= b;
-                    aux.bit(all);
-                }
-                last_run = Some(all);
-                run.clear();
-            }
-            result.push(Bit::alloc(aux, bits[i]));
-        }
-    }
-    result.reverse();
-    result
 }
 
 /// multipack's `pack_bits`: Σ bitᵢ·2^i over the first 254 bits (least
@@ -96,8 +60,8 @@ mod tests {
     use blstrs::Scalar;
     use rand_core::SeedableRng;
 
-    /// Each value allocated, taken apart by `to_bits_le_strict` and by
-    /// `to_bits_le`, and the non-strict bits, renumbered, packed back.
+    /// Each value allocated, taken apart by `to_bits_le`, and its bits,
+    /// renumbered, packed back.
     struct Gadgets<'a> {
         values: &'a [Fr],
     }
@@ -111,7 +75,6 @@ mod tests {
             for (i, v) in self.values.iter().enumerate() {
                 let cs = &mut cs.namespace(|| format!("value {i}"));
                 let num = AllocatedNum::alloc(cs.namespace(|| "num"), || Ok(scalar(v)))?;
-                num.to_bits_le_strict(cs.namespace(|| "strict"))?;
                 let bits = num.to_bits_le(cs.namespace(|| "bits"))?;
                 let renumbered = storage_proofs_core::util::reverse_bit_numbering(bits);
                 multipack::pack_bits(cs.namespace(|| "pack"), &renumbered[..]).map(|_| ())?;
@@ -124,7 +87,6 @@ mod tests {
         let mut aux = Aux::default();
         for v in values {
             let v = alloc(&mut aux, *v);
-            to_bits_le_strict(&mut aux, &v);
             let bits = to_bits_le(&mut aux, &v);
             pack_bits(&mut aux, &reverse_bit_numbering(bits));
         }

@@ -119,7 +119,7 @@ fn hash(aux: &mut Aux, s: &Schedule, preimage: &[Fr]) -> Fr {
         // The MDS after round `round`'s s-boxes.
         state = if round + 1 == s.half_full_rounds {
             times(&state, &s.pre_sparse)
-        } else if round + 1 > s.half_full_rounds && round + 1 < s.half_full_rounds + s.partial_rounds + 1 {
+        } else if (s.half_full_rounds..s.half_full_rounds + s.partial_rounds).contains(&round) {
             let (w_hat, v_rest) = &s.sparse[round - s.half_full_rounds];
             let first: Scalar = state.iter().zip(w_hat).map(|(x, w)| *x * w).sum();
             std::iter::once(first)

@@ -10,74 +10,90 @@ use super::Aux;
 use crate::error::{Error, ErrorKind, Result};
 use crate::math::Fr;
 use crate::porep::{Partition, Values, VanillaSealProof};
-use blst::blst_fr;
-use filecoin_hashers::Hasher;
+use filecoin_hashers::{Domain, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_porep::stacked::ColumnProof;
+use typenum::Unsigned;
 
 /// A Merkle path as the circuit walks it: per level the siblings and the
 /// node's index among the level's arity.
 type Path = Vec<(Vec<Fr>, usize)>;
 
-fn fr(value: impl Into<blstrs::Scalar>) -> Fr {
-    Fr(blst_fr::from(value.into()))
+/// A domain element (a commitment, a node, a label) as a field element;
+/// an error for bytes that are not one (filecoin-hashers' own conversion
+/// panics on them).
+fn fr<D: Domain>(value: &D) -> Result<Fr> {
+    let bytes: [u8; 32] = value
+        .into_bytes()
+        .try_into()
+        .map_err(|_| Error::invalid("a domain element not of 32 bytes"))?;
+    Fr::from_canonical_bytes(&bytes)
+        .ok_or_else(|| Error::invalid("a domain element not below the field modulus"))
 }
 
-fn path_of<P: MerkleProofTrait>(proof: &P) -> Path {
+fn path_of<P: MerkleProofTrait>(proof: &P) -> Result<Path> {
     proof
         .path()
         .into_iter()
-        .map(|(siblings, index)| (siblings.into_iter().map(fr).collect(), index))
+        .map(|(siblings, index)| Ok((siblings.iter().map(fr).collect::<Result<_>>()?, index)))
         .collect()
 }
 
-/// A column proof's rows (labels of layers 1, 2, ...) and inclusion path
-/// (fields of the crate's own: read through the proof's serialized form).
+/// A column proof as JSON: its fields are the crate's own, so its rows
+/// and inclusion path are read through its serialized form.
+fn column_json<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<serde_json::Value> {
+    serde_json::to_value(column).map_err(|e| Error::invalid(format!("a column proof: {e}")))
+}
+
+/// A column proof's inclusion path.
+fn column_path<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<Path> {
+    let mut value = column_json(column)?;
+    let proof: P = serde_json::from_value(value["inclusion_proof"].take())
+        .map_err(|e| Error::invalid(format!("a column proof's inclusion path: {e}")))?;
+    path_of(&proof)
+}
+
+/// A column proof's rows (labels of layers 1, 2, ...) and inclusion path.
 fn column_of<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<(Vec<Fr>, Path)> {
-    let broken = |e: serde_json::Error| Error::invalid(format!("a column proof: {e}"));
-    let mut value = serde_json::to_value(column).map_err(broken)?;
-    let rows: Vec<<P::Hasher as Hasher>::Domain> =
-        serde_json::from_value(value["column"]["rows"].take()).map_err(broken)?;
-    let proof: P = serde_json::from_value(value["inclusion_proof"].take()).map_err(broken)?;
-    Ok((rows.into_iter().map(fr).collect(), path_of(&proof)))
+    let mut value = column_json(column)?;
+    let rows: Vec<<P::Hasher as Hasher>::Domain> = serde_json::from_value(value["column"]["rows"].take())
+        .map_err(|e| Error::invalid(format!("a column proof's rows: {e}")))?;
+    Ok((rows.iter().map(fr).collect::<Result<_>>()?, column_path(column)?))
 }
 
 /// A Poseidon tree path (trees R and C) from `node`: per level its index
 /// bits (least significant first), its siblings, the insertion, the hash.
-/// The root, and the path's bits packed (the public input `PoRCircuit`
-/// makes of them).
-fn poseidon_path(aux: &mut Aux, mut node: Fr, path: &Path) -> Result<(Fr, u64)> {
+/// The path's bits packed (the public input `PoRCircuit` makes of them).
+fn poseidon_path(aux: &mut Aux, mut node: Fr, path: &Path) -> Result<Fr> {
     let mut packed = Packed::default();
     for (siblings, index) in path {
         node = match siblings.len() {
             1 => {
                 let right = index & 1 == 1;
-                packed.bit(aux, right);
+                packed.bit(aux, right)?;
                 let sibling = alloc(aux, siblings[0]);
                 let pair = insert_2(aux, node, right, sibling);
                 poseidon_2(aux, &pair)
             }
             7 => {
                 let bits = [index & 1 == 1, index & 2 == 2, index & 4 == 4];
-                bits.iter().for_each(|&b| packed.bit(aux, b));
+                for &b in &bits {
+                    packed.bit(aux, b)?;
+                }
                 let siblings: [Fr; 7] = std::array::from_fn(|i| alloc(aux, siblings[i]));
                 let eight = insert_8(aux, node, bits, &siblings);
                 poseidon_8(aux, &eight)
             }
-            n => {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    format!("native witness: a tree level of arity {}", n + 1),
-                ))
-            }
+            n => return Err(Error::invalid(format!("a tree level of {n} siblings (1 or 7)"))),
         };
     }
-    Ok((node, packed.value))
+    Ok(Fr::from_u64(packed.value))
 }
 
-/// A path's index bits as they are allocated, and packed.
+/// A path's index bits as they are allocated, and packed (a path of the
+/// trees proved here has at most 31).
 #[derive(Default)]
 struct Packed {
     value: u64,
@@ -85,26 +101,64 @@ struct Packed {
 }
 
 impl Packed {
-    fn bit(&mut self, aux: &mut Aux, bit: bool) {
-        aux.bit(bit);
-        if self.bits < 64 {
-            self.value |= u64::from(bit) << self.bits;
+    /// The next index bit (allocated elsewhere).
+    fn note(&mut self, bit: bool) -> Result<()> {
+        if self.bits == 64 {
+            return Err(Error::invalid("a Merkle path of more than 64 index bits"));
         }
+        self.value |= u64::from(bit) << self.bits;
         self.bits += 1;
+        Ok(())
+    }
+
+    /// The next index bit, allocated.
+    fn bit(&mut self, aux: &mut Aux, bit: bool) -> Result<()> {
+        self.note(bit)?;
+        aux.bit(bit);
+        Ok(())
     }
 }
 
-/// `partition`'s witness values, inputs (ONE first) and aux, as a
-/// values-only synthesis of `StackedCircuit` gives them: the common part,
-/// then the challenges on `threads` threads, each written in its place (a
-/// challenge's values have the first one's count). `cancelled` is looked at
+/// Whether the native witness computes `Tree`'s partitions of `layers`
+/// layers: trees of arity 8 with sub- and top-tree levels of arity 2 or 8,
+/// columns of 2 or 11 labels (every production shape).
+fn supported<Tree: MerkleTreeTrait>(layers: usize) -> Result<()> {
+    let arity = |a: usize, optional: bool| a == 8 || a == 2 && optional || a == 0 && optional;
+    if !(arity(Tree::Arity::to_usize(), false)
+        && arity(Tree::SubTreeArity::to_usize(), true)
+        && arity(Tree::TopTreeArity::to_usize(), true)
+        && matches!(layers, 2 | 11))
+    {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "native witness: trees of arities {}, {}, {} and {layers} layers",
+                Tree::Arity::to_usize(),
+                Tree::SubTreeArity::to_usize(),
+                Tree::TopTreeArity::to_usize()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `partition`'s witness values, inputs (ONE first) and its `aux_count`
+/// aux values, as a values-only synthesis of `StackedCircuit` gives them:
+/// the common part, then the challenges on `threads` threads, each
+/// written in its place (every challenge has the same count). Memory: the
+/// aux values and a challenge's inputs; a challenge that would pass its
+/// place stops being kept there and is an error. `cancelled` is looked at
 /// before each challenge.
 pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
     partition: &Partition<Tree>,
+    aux_count: usize,
     threads: usize,
     cancelled: Option<&AtomicBool>,
 ) -> Result<Values> {
-    let Some((first, rest)) = partition.vanilla.split_first() else {
+    let layers = partition.public_params.num_layers;
+    supported::<Tree>(layers)?;
+    let proofs = &partition.vanilla;
+    let Some(first) = proofs.first() else {
         return Err(Error::invalid("a partition without vanilla proofs"));
     };
     let tau = partition
@@ -117,67 +171,98 @@ pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
         None => Ok(()),
     };
     let mut common = Aux::default();
-    let replica_id = alloc(&mut common, fr(partition.public_inputs.replica_id));
+    let replica_id = alloc(&mut common, fr(&partition.public_inputs.replica_id)?);
     let replica_id_bits = reverse_bit_numbering(to_bits_le(&mut common, &replica_id));
-    let comm_d = alloc(&mut common, fr(tau.comm_d));
-    let comm_r = alloc(&mut common, fr(tau.comm_r));
-    let comm_r_last = alloc(&mut common, fr(first.comm_r_last()));
-    let comm_c = alloc(&mut common, fr(first.comm_c()));
+    let comm_d = alloc(&mut common, fr(&tau.comm_d)?);
+    let comm_r = alloc(&mut common, fr(&tau.comm_r)?);
+    let comm_r_last = alloc(&mut common, fr(&first.comm_r_last())?);
+    let comm_c = alloc(&mut common, fr(&first.comm_c())?);
     poseidon_2(&mut common, &[comm_c, comm_r_last]);
-    let mut inputs = vec![Fr::ONE, replica_id, comm_d, comm_r];
-    check_cancelled()?;
+    let start = common.len();
+    let per_challenge = aux_count
+        .checked_sub(start)
+        .map(|rest| (rest / proofs.len(), rest % proofs.len()));
+    let each = match per_challenge {
+        Some((each, 0)) if each > 0 => each,
+        _ => {
+            return Err(Error::invalid(format!(
+                "{aux_count} aux values for {} challenges after {start}",
+                proofs.len()
+            )))
+        }
+    };
     let mut aux = common.into_values();
-    let start = aux.len();
-    let mut one = Aux::default();
-    inputs.extend(challenge(&mut one, first, &replica_id_bits)?);
-    let each = one.len();
-    aux.extend_from_slice(one.values());
-    drop(one);
-    aux.resize(start + each * partition.vanilla.len(), Fr::ZERO);
-    // Each thread takes the next challenge and writes its values in place.
-    let places: Vec<Mutex<Option<&mut [Fr]>>> = aux[start + each..]
+    aux.try_reserve_exact(aux_count - start).map_err(|e| {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!("the native witness's {aux_count} aux values: {e}"),
+        )
+    })?;
+    aux.resize(aux_count, Fr::ZERO);
+    check_cancelled()?;
+    // Each thread takes the next challenge and writes its values in place;
+    // the first error stops the others at their next challenge.
+    let places: Vec<Mutex<Option<&mut [Fr]>>> = aux[start..]
         .chunks_mut(each)
         .map(|place| Mutex::new(Some(place)))
         .collect();
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<Vec<Fr>>>>> = rest.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, rest.len().max(1)) {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let (Some(place), Some(proof)) = (places.get(k), rest.get(k)) else {
-                    break;
-                };
-                let Some(place) = place.lock().ok().and_then(|mut p| p.take()) else {
-                    break;
-                };
-                let outcome = check_cancelled().and_then(|()| {
-                    let mut values = Aux::into_slice(place);
-                    let inputs = challenge(&mut values, proof, &replica_id_bits)?;
-                    if values.len() != each {
-                        return Err(Error::invalid(format!(
-                            "native witness: a challenge of {} aux values beside one of {each}",
-                            values.len()
-                        )));
-                    }
-                    Ok(inputs)
-                });
-                let failed = outcome.is_err();
-                if let Ok(mut slot) = results[k].lock() {
-                    *slot = Some(outcome);
-                }
-                if failed {
-                    // The others stop at their next challenge.
-                    next.store(rest.len(), Ordering::Relaxed);
-                }
-            });
+    let one = |k: usize, place: &mut [Fr]| -> Result<Vec<Fr>> {
+        check_cancelled()?;
+        let mut values = Aux::into_slice(place);
+        let inputs = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            challenge(&mut values, &proofs[k], layers, &replica_id_bits)
+        }))
+        .unwrap_or_else(|payload| {
+            Err(Error::new(
+                ErrorKind::Panic,
+                format!(
+                    "the native witness of challenge {k} panicked ({})",
+                    crate::error::panic_message(&*payload)
+                ),
+            ))
+        })?;
+        if values.len() != each {
+            return Err(Error::invalid(format!(
+                "challenge {k}: {} aux values where the partition has room for {each}",
+                values.len()
+            )));
         }
+        Ok(inputs)
+    };
+    let outcomes: Vec<(usize, Result<Vec<Fr>>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, proofs.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(place) = places.get(k).and_then(|p| p.lock().ok()?.take()) else {
+                            break;
+                        };
+                        let outcome = one(k, place);
+                        if outcome.is_err() {
+                            next.store(proofs.len(), Ordering::Relaxed);
+                        }
+                        done.push((k, outcome));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
     });
-    let mut rest_inputs = Vec::with_capacity(rest.len());
-    for slot in results {
-        let outcome = slot.into_inner().ok().flatten();
+    let mut by_challenge: Vec<Option<Result<Vec<Fr>>>> = (0..proofs.len()).map(|_| None).collect();
+    for (k, outcome) in outcomes {
+        by_challenge[k] = Some(outcome);
+    }
+    let mut inputs = vec![Fr::ONE, replica_id, comm_d, comm_r];
+    for outcome in by_challenge {
         match outcome {
-            Some(inputs) => rest_inputs.push(inputs?),
+            Some(challenge_inputs) => inputs.extend(challenge_inputs?),
             None => {
                 return Err(Error::new(
                     ErrorKind::Panic,
@@ -186,35 +271,39 @@ pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
             }
         }
     }
-    inputs.extend(rest_inputs.into_iter().flatten());
     Ok(Values { inputs, aux })
 }
 
-/// `partition`'s aux values, in `StackedCircuit`'s order, on one thread.
-pub fn partition_aux<Tree: 'static + MerkleTreeTrait>(partition: &Partition<Tree>) -> Result<Vec<Fr>> {
-    partition_values(partition, 1, None).map(|values| values.aux)
+/// `partition`'s `aux_count` aux values, in `StackedCircuit`'s order, on
+/// one thread.
+pub fn partition_aux<Tree: 'static + MerkleTreeTrait>(
+    partition: &Partition<Tree>,
+    aux_count: usize,
+) -> Result<Vec<Fr>> {
+    partition_values(partition, aux_count, 1, None).map(|values| values.aux)
 }
 
 /// One challenge's allocations (`Proof::synthesize` of the circuit).
 fn challenge<Tree: 'static + MerkleTreeTrait>(
     aux: &mut Aux,
     proof: &VanillaSealProof<Tree>,
+    layers: usize,
     replica_id_bits: &[Bit],
 ) -> Result<Vec<Fr>> {
-    let data_leaf = alloc(aux, fr(proof.comm_d_proofs.leaf()));
+    let data_leaf = alloc(aux, fr(&proof.comm_d_proofs.leaf())?);
     let mut node = data_leaf;
-    let mut comm_d_index = 0u64;
-    for (level, (siblings, index)) in path_of(&proof.comm_d_proofs).into_iter().enumerate() {
+    // Tree D's levels, as `sha256_level` allocates them, its index bits packed.
+    let mut comm_d_index = Packed::default();
+    for (siblings, index) in path_of(&proof.comm_d_proofs)? {
         let [sibling] = siblings[..] else {
             return Err(Error::invalid("tree D is not binary"));
         };
         let right = index & 1 == 1;
-        comm_d_index |= u64::from(right) << level.min(63);
+        comm_d_index.note(right)?;
         node = sha256_level(aux, node, right, sibling);
     }
-    let mut inputs = vec![Fr::from_u64(comm_d_index)];
+    let mut inputs = vec![Fr::from_u64(comm_d_index.value)];
     let columns = &proof.replica_column_proofs;
-    let layers = proof.labeling_proofs.len();
     // The parents' columns: each allocated, hashed and proved in comm_c,
     // the DRG parents' first.
     if columns.drg_parents.len() != 6 || columns.exp_parents.len() != 8 {
@@ -234,8 +323,7 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
         }
         let rows: Vec<Fr> = rows.into_iter().map(|r| alloc(aux, r)).collect();
         let hash = column_hash(aux, &rows)?;
-        let (_, index) = poseidon_path(aux, hash, &path)?;
-        inputs.push(Fr::from_u64(index));
+        inputs.push(poseidon_path(aux, hash, &path)?);
         Ok(rows)
     };
     let drg = columns
@@ -290,11 +378,9 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
         .last()
         .ok_or_else(|| Error::invalid("a challenge without layers"))?;
     let encoded = alloc(aux, key + data_leaf);
-    let (_, comm_r_last_index) = poseidon_path(aux, encoded, &path_of(&proof.comm_r_last_proof))?;
-    inputs.push(Fr::from_u64(comm_r_last_index));
+    inputs.push(poseidon_path(aux, encoded, &path_of(&proof.comm_r_last_proof)?)?);
     let c_x = column_hash(aux, &labels)?;
-    let (_, c_x_index) = poseidon_path(aux, c_x, &column_of(&columns.c_x)?.1)?;
-    inputs.push(Fr::from_u64(c_x_index));
+    inputs.push(poseidon_path(aux, c_x, &column_path(&columns.c_x)?)?);
     Ok(inputs)
 }
 
@@ -305,10 +391,10 @@ fn column_hash(aux: &mut Aux, rows: &[Fr]) -> Result<Fr> {
         [a, b] => Ok(poseidon_2(aux, &[*a, *b])),
         _ => match <&[Fr; 11]>::try_from(rows) {
             Ok(rows) => Ok(poseidon_11(aux, rows)),
-            Err(_) => Err(Error::new(
-                ErrorKind::Unsupported,
-                format!("native witness: columns of {} layers", rows.len()),
-            )),
+            Err(_) => Err(Error::invalid(format!(
+                "a column of {} labels (2 or 11)",
+                rows.len()
+            ))),
         },
     }
 }
@@ -331,7 +417,7 @@ mod tests {
         for (k, partition) in partitions::<Tree>(c1).unwrap().iter().enumerate() {
             let recorded = Recorder::record(partition.circuit().unwrap()).unwrap();
             for threads in [1, 3] {
-                let native = partition_values(partition, threads, None).unwrap();
+                let native = partition_values(partition, recorded.aux.len(), threads, None).unwrap();
                 assert_eq!(
                     native.inputs, recorded.inputs,
                     "{what}, partition {k}: the inputs"
@@ -366,8 +452,7 @@ mod tests {
         drop(json);
         let partition = partitions::<SectorShape32GiB>(c1).unwrap().swap_remove(0);
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let native = partition_values(&partition, threads, None).unwrap();
-        assert_eq!(native.aux.len(), 130_169_893, "the known count");
+        let native = partition_values(&partition, 130_169_893, threads, None).unwrap();
         let capacity = Capacity {
             constraints: 1 << 27,
             inputs: native.inputs.len(),
@@ -389,8 +474,13 @@ mod tests {
     }
 
     #[test]
-    fn the_2kib_fixture_equals_the_circuit() {
+    fn the_2kib_fixtures_equal_the_circuit() {
         assert_equals_circuit::<SectorShape2KiB>(parse_c1(C1_API).unwrap(), "the 2 KiB fixture");
+        let synthetic_porep = include_bytes!("../../../tests/fixtures/porep-2kib-synthetic/c1-api.json");
+        assert_equals_circuit::<SectorShape2KiB>(
+            parse_c1(synthetic_porep).unwrap(),
+            "the 2 KiB synthetic-PoRep fixture",
+        );
     }
 
     #[test]
