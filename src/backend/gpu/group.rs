@@ -113,18 +113,15 @@ const WITNESS_CHUNKS_BESIDE_KEPT: usize = 4;
 /// streamed) beside the tables the first H step leaves for good, whichever
 /// is larger; everything when it cannot say.
 fn work_beside_kept(call: &Call, first: &Assignment, gpu: usize) -> usize {
-    let (log_m, m) = (call.domain.log_m, call.domain.m);
-    let (Ok(alone), Ok(step), Ok(tables)) = (
+    let log_m = call.domain.log_m;
+    let (Ok(alone), Ok(beside), Ok(tables)) = (
         memory::h_side(gpu, log_m, Some(gpu::HostVectors::Three)),
-        gpu::h_step_bytes(gpu, log_m, Some(gpu::HostVectors::Two)),
+        step_beside_msm_bytes(call, gpu, &KeptPoints::default()),
         gpu::h_step_bytes(gpu, log_m, None),
     ) else {
         return usize::MAX;
     };
-    let beside = step
-        .saturating_add(std::mem::size_of::<Fr>() * m)
-        .saturating_add(h_msm_bytes(gpu, &KeptPoints::default(), least_h_chunk(m)));
-    let h = alone.max(beside);
+    let h = alone.max(beside.saturating_add(h_bytes(call)));
     let n = first.aux.len();
     let none = KeptPoints::default();
     let (g1, g2) = aux_terms(call.params, first, &none);
@@ -280,12 +277,21 @@ fn overlaps(call: &Call, circuits: usize, gpu: usize, kept: &KeptPoints) -> Resu
     if circuits < 2 {
         return Ok(false);
     }
-    let m = call.domain.m;
-    let step = gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?;
-    let need = step
-        .saturating_add(std::mem::size_of::<Fr>() * m)
-        .saturating_add(h_msm_bytes(gpu, kept, least_h_chunk(m)));
+    let need = step_beside_msm_bytes(call, gpu, kept)?.saturating_add(h_bytes(call));
     Ok(memory::fits(gpu, need, "an H step beside H's MSM"))
+}
+
+/// Device bytes of an H step in two vectors beside H's MSM in chunks of
+/// `least_h_chunk` (the MSM's h not counted), as they are now: the first
+/// step's tables are counted until it has made them.
+fn step_beside_msm_bytes(call: &Call, gpu: usize, kept: &KeptPoints) -> Result<usize> {
+    let step = gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?;
+    Ok(step.saturating_add(h_msm_bytes(gpu, kept, least_h_chunk(call.domain.m))))
+}
+
+/// Device bytes of one circuit's h (a scalar per constraint).
+fn h_bytes(call: &Call) -> usize {
+    std::mem::size_of::<Fr>() * call.domain.m
 }
 
 /// The least chunk of H's MSM worth planning for over a domain of m: a
@@ -324,17 +330,15 @@ fn h_sums_overlapped(
             // The step's bytes now (the first step left its tables): beside
             // the MSM while the room still holds both (other work may have
             // taken some), else after it.
-            let step_bytes = gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?;
-            let least = h_msm_bytes(gpu, kept, least_h_chunk(call.domain.m));
             let reserve = match next {
                 Some(_)
                     if memory::fits(
                         gpu,
-                        step_bytes.saturating_add(least),
+                        step_beside_msm_bytes(call, gpu, kept)?,
                         "the next H step beside H's MSM",
                     ) =>
                 {
-                    step_bytes
+                    gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?
                 }
                 _ => 0,
             };
@@ -542,7 +546,7 @@ fn room_for_another_h(call: &Call, gpu: usize) -> Result<bool> {
     // The next h takes a scalar per constraint after its step.
     Ok(memory::fits(
         gpu,
-        step.max((std::mem::size_of::<Fr>() * m).saturating_add(msm)),
+        step.max(h_bytes(call).saturating_add(msm)),
         "another h in H's batch",
     ))
 }

@@ -82,6 +82,7 @@ pub fn sha256_level(aux: &mut Aux, node: Fr, right: bool, sibling: Fr) -> Fr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::porep::native::to_scalar as scalar;
     use crate::porep::Recorder;
     use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
     use bellperson::gadgets::num::AllocatedNum;
@@ -91,10 +92,6 @@ mod tests {
     use filecoin_hashers::HashFunction;
     use rand_core::SeedableRng;
     use storage_proofs_core::gadgets::insertion::insert;
-
-    fn scalar(v: &Fr) -> Scalar {
-        Scalar::from_bytes_le(&v.to_scalar_bytes()).unwrap()
-    }
 
     /// A node, its index bits and siblings, as `PoRCircuit` allocates a
     /// level: the node first, then the bits, the siblings, the insertion,

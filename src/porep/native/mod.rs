@@ -15,6 +15,18 @@ pub mod sha256;
 pub(crate) mod stacked;
 
 use crate::math::Fr;
+use blstrs::Scalar;
+
+/// A field element of blstrs (the circuits' and hashers' type) as ours:
+/// both are blst's Montgomery form.
+pub(crate) fn from_scalar(value: Scalar) -> Fr {
+    Fr(blst::blst_fr::from(value))
+}
+
+/// Ours as blstrs'.
+pub(crate) fn to_scalar(value: &Fr) -> Scalar {
+    Scalar::from(value.0)
+}
 
 /// The aux values of a witness, in the order they are allocated: grown in
 /// a vector of their own, or written into a slice given ahead (a

@@ -53,6 +53,7 @@ pub fn reverse_bit_numbering(mut bits: Vec<Bit>) -> Vec<Bit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::porep::native::to_scalar as scalar;
     use crate::porep::Recorder;
     use bellperson::gadgets::multipack;
     use bellperson::gadgets::num::AllocatedNum;
@@ -64,10 +65,6 @@ mod tests {
     /// renumbered, packed back.
     struct Gadgets<'a> {
         values: &'a [Fr],
-    }
-
-    fn scalar(v: &Fr) -> Scalar {
-        Scalar::from_bytes_le(&v.to_scalar_bytes()).unwrap()
     }
 
     impl Circuit<Scalar> for Gadgets<'_> {

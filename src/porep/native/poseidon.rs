@@ -6,9 +6,8 @@
 //! last MDS the pre-sparse matrix, the partial rounds' sparse ones), the
 //! s-boxes' values allocated as the circuit allocates them.
 
-use super::Aux;
+use super::{from_scalar as fr, to_scalar as scalar, Aux};
 use crate::math::Fr;
-use blst::blst_fr;
 use blstrs::Scalar;
 use ff::Field;
 use filecoin_hashers::{POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2, POSEIDON_CONSTANTS_8};
@@ -51,14 +50,6 @@ macro_rules! schedule_of {
 static ARITY_2: Lazy<Schedule> = Lazy::new(|| schedule_of!(POSEIDON_CONSTANTS_2));
 static ARITY_8: Lazy<Schedule> = Lazy::new(|| schedule_of!(POSEIDON_CONSTANTS_8));
 static ARITY_11: Lazy<Schedule> = Lazy::new(|| schedule_of!(POSEIDON_CONSTANTS_11));
-
-fn fr(value: Scalar) -> Fr {
-    Fr(blst_fr::from(value))
-}
-
-fn scalar(value: &Fr) -> Scalar {
-    Scalar::from(value.0)
-}
 
 /// Poseidon of 2 elements (`hash2`: comm_r = H(comm_c, comm_r_last)).
 pub fn poseidon_2(aux: &mut Aux, preimage: &[Fr; 2]) -> Fr {

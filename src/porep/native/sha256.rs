@@ -37,10 +37,7 @@ pub fn sha256(aux: &mut Aux, input: &[Bit]) -> Vec<Bit> {
     for block in padded.chunks(512) {
         state = compress(aux, block, &state);
     }
-    state
-        .iter()
-        .flat_map(|w| w.bits_be().collect::<Vec<_>>())
-        .collect()
+    state.iter().flat_map(Word::bits_be).collect()
 }
 
 /// A word the gadget keeps as the operands of a sum until it is read.

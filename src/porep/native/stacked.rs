@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::math::Fr;
 use crate::porep::{Partition, Values, VanillaSealProof};
 use filecoin_hashers::{Domain, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_porep::stacked::ColumnProof;
@@ -47,12 +47,16 @@ fn column_json<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<serde_jso
     serde_json::to_value(column).map_err(|e| Error::invalid(format!("a column proof: {e}")))
 }
 
-/// A column proof's inclusion path.
-fn column_path<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<Path> {
-    let mut value = column_json(column)?;
-    let proof: P = serde_json::from_value(value["inclusion_proof"].take())
+/// The inclusion path of a column proof in JSON (taken out of it).
+fn inclusion_path<P: MerkleProofTrait>(column: &mut serde_json::Value) -> Result<Path> {
+    let proof: P = serde_json::from_value(column["inclusion_proof"].take())
         .map_err(|e| Error::invalid(format!("a column proof's inclusion path: {e}")))?;
     path_of(&proof)
+}
+
+/// A column proof's inclusion path.
+fn column_path<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<Path> {
+    inclusion_path::<P>(&mut column_json(column)?)
 }
 
 /// A column proof's rows (labels of layers 1, 2, ...) and inclusion path.
@@ -60,7 +64,10 @@ fn column_of<P: MerkleProofTrait>(column: &ColumnProof<P>) -> Result<(Vec<Fr>, P
     let mut value = column_json(column)?;
     let rows: Vec<<P::Hasher as Hasher>::Domain> = serde_json::from_value(value["column"]["rows"].take())
         .map_err(|e| Error::invalid(format!("a column proof's rows: {e}")))?;
-    Ok((rows.iter().map(fr).collect::<Result<_>>()?, column_path(column)?))
+    Ok((
+        rows.iter().map(fr).collect::<Result<_>>()?,
+        inclusion_path::<P>(&mut value)?,
+    ))
 }
 
 /// A Poseidon tree path (trees R and C) from `node`: per level its index
@@ -201,17 +208,14 @@ pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
     aux.resize(aux_count, Fr::ZERO);
     check_cancelled()?;
     // Each thread takes the next challenge and writes its values in place;
-    // the first error stops the others at their next challenge.
-    let places: Vec<Mutex<Option<&mut [Fr]>>> = aux[start..]
-        .chunks_mut(each)
-        .map(|place| Mutex::new(Some(place)))
-        .collect();
-    let next = AtomicUsize::new(0);
-    let one = |k: usize, place: &mut [Fr]| -> Result<Vec<Fr>> {
+    // after an error the others take no more.
+    let work = Mutex::new(aux[start..].chunks_mut(each).zip(proofs).enumerate());
+    let failed = AtomicBool::new(false);
+    let one = |k: usize, place: &mut [Fr], proof| -> Result<Vec<Fr>> {
         check_cancelled()?;
         let mut values = Aux::into_slice(place);
         let inputs = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            challenge(&mut values, &proofs[k], layers, &replica_id_bits)
+            challenge(&mut values, proof, layers, &replica_id_bits)
         }))
         .unwrap_or_else(|payload| {
             Err(Error::new(
@@ -230,20 +234,18 @@ pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
         }
         Ok(inputs)
     };
-    let outcomes: Vec<(usize, Result<Vec<Fr>>)> = std::thread::scope(|scope| {
+    let mut outcomes: Vec<(usize, Result<Vec<Fr>>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads.clamp(1, proofs.len()))
             .map(|_| {
                 scope.spawn(|| {
                     let mut done = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(place) = places.get(k).and_then(|p| p.lock().ok()?.take()) else {
+                    while !failed.load(Ordering::Relaxed) {
+                        let taken = work.lock().ok().and_then(|mut w| w.next());
+                        let Some((k, (place, proof))) = taken else {
                             break;
                         };
-                        let outcome = one(k, place);
-                        if outcome.is_err() {
-                            next.store(proofs.len(), Ordering::Relaxed);
-                        }
+                        let outcome = one(k, place, proof);
+                        failed.fetch_or(outcome.is_err(), Ordering::Relaxed);
                         done.push((k, outcome));
                     }
                     done
@@ -255,21 +257,18 @@ pub fn partition_values<Tree: 'static + MerkleTreeTrait>(
             .flat_map(|w| w.join().unwrap_or_default())
             .collect()
     });
-    let mut by_challenge: Vec<Option<Result<Vec<Fr>>>> = (0..proofs.len()).map(|_| None).collect();
-    for (k, outcome) in outcomes {
-        by_challenge[k] = Some(outcome);
-    }
+    // In challenge order: the first error, or every challenge's inputs.
+    outcomes.sort_by_key(|&(k, _)| k);
+    let computed = outcomes.len();
     let mut inputs = vec![Fr::ONE, replica_id, comm_d, comm_r];
-    for outcome in by_challenge {
-        match outcome {
-            Some(challenge_inputs) => inputs.extend(challenge_inputs?),
-            None => {
-                return Err(Error::new(
-                    ErrorKind::Panic,
-                    "internal: a challenge of the native witness was not computed",
-                ))
-            }
-        }
+    for (_, challenge_inputs) in outcomes {
+        inputs.extend(challenge_inputs?);
+    }
+    if computed != proofs.len() {
+        return Err(Error::new(
+            ErrorKind::Panic,
+            "internal: a challenge of the native witness was not computed",
+        ));
     }
     Ok(Values { inputs, aux })
 }
