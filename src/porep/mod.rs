@@ -372,6 +372,16 @@ enum Native {
     Refused,
 }
 
+/// Whether the values path may compute values natively: on, unless a
+/// benchmark times the circuit's values path beside it (`bench c2
+/// --values-paths`).
+static NATIVE_WITNESS: AtomicBool = AtomicBool::new(true);
+
+#[doc(hidden)]
+pub fn set_native_witness(on: bool) {
+    NATIVE_WITNESS.store(on, Ordering::Relaxed);
+}
+
 static NATIVE: once_cell::sync::Lazy<std::sync::Mutex<std::collections::HashMap<String, Native>>> =
     once_cell::sync::Lazy::new(Default::default);
 
@@ -408,6 +418,9 @@ fn native_values<Tree: 'static + MerkleTreeTrait>(
     cancelled: Option<&AtomicBool>,
     shared: &dyn Fn() -> Result<Option<Values>>,
 ) -> Result<Option<Values>> {
+    if !NATIVE_WITNESS.load(Ordering::Relaxed) {
+        return shared();
+    }
     let state = {
         let mut states = native_state();
         let state = states.get(parameters).copied();

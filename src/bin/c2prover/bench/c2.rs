@@ -43,6 +43,19 @@ pub(crate) struct BenchC2Args {
     /// size the parameters, no path timed or compared.
     #[arg(long)]
     job_only: bool,
+    /// The values paths to run the jobs with, one set of jobs each, in
+    /// order: `native` (the job's own: native values once a first partition
+    /// matched its circuit's) and `circuit` (the circuit's code on the
+    /// shared threads, the path before the native witness).
+    #[arg(long, value_delimiter = ',', default_value = "native")]
+    values_paths: Vec<ValuesPath>,
+}
+
+/// How the jobs' later partitions compute their values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ValuesPath {
+    Native,
+    Circuit,
 }
 
 /// The interactive PoRep proof type of a sector size.
@@ -109,6 +122,24 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
         synthesis_threads: args.synthesis_threads,
         ..SealOptions::default()
     };
+    for &path in &args.values_paths {
+        porep::set_native_witness(path == ValuesPath::Native);
+        println!("== jobs with the {path:?} values path");
+        run_jobs(&args, &opts, &c1_of, prover)?;
+    }
+    porep::set_native_witness(true);
+    print_memory(&params, peak_device);
+    Ok(())
+}
+
+/// `args.proofs` C2 jobs, `args.jobs` at a time, each reported, then their
+/// summary.
+fn run_jobs(
+    args: &BenchC2Args,
+    opts: &SealOptions,
+    c1_of: &(dyn Fn(u64) -> Result<Vec<u8>, Error> + Sync),
+    prover: [u8; 32],
+) -> Result<(), Error> {
     let next = AtomicUsize::new(1);
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
     STATS.reset();
@@ -124,7 +155,7 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
                         }
                         let c1 = c1_of(sector)?;
                         let begun = Instant::now();
-                        let job = SealJob::start(&c1, prover, sector, &opts)?;
+                        let job = SealJob::start(&c1, prover, sector, opts)?;
                         drop(c1);
                         let progress = job.progress();
                         job.finish()?;
@@ -155,7 +186,6 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
     let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_by_key(|d| d.ended);
     summary(&done, wall, started, args.jobs.max(1));
-    print_memory(&params, peak_device);
     Ok(())
 }
 
@@ -254,6 +284,23 @@ fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) {
         per_partition,
         100.0 * gpu / wall,
         100.0 - 100.0 * gpu / wall
+        );
+    }
+    let per_stage: Vec<String> = stages
+        .iter()
+        .filter(|(_, t)| *t > 0.0)
+        .map(|(stage, t)| format!("{stage:?} {:.2} s", t / circuits.max(1) as f64))
+        .collect();
+    println!(
+        "stages per partition (summed over threads): {}",
+        per_stage.join(", ")
+    );
+    let all: Vec<f64> = done.iter().flat_map(|d| d.synthesis.iter().copied()).collect();
+    if !all.is_empty() {
+        println!(
+            "synthesis per partition: median {:.2} s over {} partitions",
+            median(all.clone()),
+            all.len()
         );
     }
     if let ([first, .., last], true) = (done, done.len() > jobs) {
