@@ -570,3 +570,86 @@ fn the_2kib_synthetic_porep_c2_is_accepted_by_verify_seal() {
         "not as a non-synthetic proof"
     );
 }
+
+/// The constraints learned by a first process are recorded beside the
+/// parameters and loaded by the next, whose proof still verifies; a
+/// damaged file is a clear failure naming it, and a deleted one is
+/// recorded anew.
+#[test]
+fn the_constraints_are_recorded_beside_the_parameters_for_later_processes() {
+    use std::process::Command;
+    let s = sector();
+    let dir = std::env::temp_dir().join(format!("c2p-rows-file-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(params_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "params" || e == "vk") {
+            std::os::unix::fs::symlink(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let (params, _) = porep::parameter_files(PROOF, &dir).unwrap();
+    let mut rows = params.file_name().unwrap().to_os_string();
+    rows.push(".c2p-r1cs-v1");
+    let rows = dir.join(rows);
+    let c1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/porep-2kib/c1-api.json");
+    let out = dir.join("proof");
+    let c2 = || {
+        let run = Command::new(env!("CARGO_BIN_EXE_c2prover"))
+            .args(["c2", "-v", "--miner-id", "1000", "--sector-id", "7", "--c1"])
+            .arg(&c1)
+            .arg("--params-dir")
+            .arg(&dir)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        (run.status.success(), log)
+    };
+    let proves = |log: &str| {
+        let proof = std::fs::read(&out).unwrap_or_else(|e| panic!("{e}: {log}"));
+        std::fs::remove_file(&out).unwrap();
+        assert!(verify_seal(&s, s.sector_id, &proof), "{log}");
+    };
+
+    let (ok, log) = c2();
+    assert!(ok, "{log}");
+    assert!(log.contains("constraints recorded into"), "{log}");
+    proves(&log);
+    let recorded = std::fs::read(&rows).expect("the constraints file, beside the parameters");
+
+    let (ok, log) = c2();
+    assert!(ok, "{log}");
+    assert!(log.contains("constraints loaded from"), "{log}");
+    assert!(!log.contains("constraints recorded into"), "{log}");
+    proves(&log);
+    assert_eq!(
+        std::fs::read(&rows).unwrap(),
+        recorded,
+        "loaded, not written again"
+    );
+
+    let mut damaged = recorded.clone();
+    damaged[recorded.len() / 2] ^= 0x10;
+    std::fs::write(&rows, &damaged).unwrap();
+    let (ok, log) = c2();
+    assert!(!ok, "a damaged constraints file fails the job: {log}");
+    assert!(
+        log.contains(&rows.display().to_string()) && log.contains("SHA-256"),
+        "{log}"
+    );
+    assert!(!out.exists());
+
+    std::fs::remove_file(&rows).unwrap();
+    let (ok, log) = c2();
+    assert!(ok, "{log}");
+    assert!(log.contains("constraints recorded into"), "{log}");
+    proves(&log);
+    assert_eq!(std::fs::read(&rows).unwrap(), recorded, "recorded alike");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -19,6 +19,10 @@ use std::sync::Arc;
 /// A term's variable: an input when this bit is set, else an aux variable.
 pub const INPUT: u32 = 1 << 31;
 
+/// The most variables or constraints of a whole circuit (its density
+/// bitmaps are made from the sizes alone).
+const MAX_VARIABLES: usize = 1 << 32;
+
 /// Coefficients' indices fixed in advance, so that the products add or
 /// subtract without multiplying: `coefficients[ONE]` is 1,
 /// `coefficients[MINUS_ONE]` is −1.
@@ -51,6 +55,25 @@ impl Default for Rows {
 }
 
 impl Rows {
+    /// Rows from their starts and terms (`parts`), checked: the starts
+    /// begin at 0, never go down, and end at the terms' count.
+    pub fn from_parts(starts: Vec<u32>, terms: Vec<Term>) -> Result<Rows> {
+        if starts.first() != Some(&0) {
+            return Err(Error::invalid("the row starts do not begin at 0"));
+        }
+        if let Some(r) = starts.windows(2).position(|w| w[1] < w[0]) {
+            return Err(Error::invalid(format!("row {r} ends before it starts")));
+        }
+        if starts.last().map(|&end| end as usize) != Some(terms.len()) {
+            return Err(Error::invalid(format!(
+                "the rows end at term {}, with {} terms",
+                starts.last().copied().unwrap_or(0),
+                terms.len()
+            )));
+        }
+        Ok(Rows { starts, terms })
+    }
+
     /// Appends a row; `Err` past 2^32 terms.
     pub fn push(&mut self, terms: impl IntoIterator<Item = Term>) -> Result<()> {
         self.terms.extend(terms);
@@ -100,6 +123,16 @@ impl Sizes {
         }
     }
 
+    /// `plus`, `None` on overflow.
+    pub fn checked_plus(self, unit: Sizes, times: usize) -> Option<Sizes> {
+        let sum = |n: usize, u: usize| u.checked_mul(times)?.checked_add(n);
+        Some(Sizes {
+            aux: sum(self.aux, unit.aux)?,
+            inputs: sum(self.inputs, unit.inputs)?,
+            constraints: sum(self.constraints, unit.constraints)?,
+        })
+    }
+
     /// These sizes less `earlier` (at most these).
     pub fn minus(self, earlier: Sizes) -> Sizes {
         Sizes {
@@ -144,7 +177,19 @@ impl UnitConstraints {
         coefficients: Vec<Fr>,
         rows: [Rows; 3],
     ) -> Result<Self> {
-        let one = common.plus(unit, 1);
+        let within = |times| {
+            common.checked_plus(unit, times).filter(|t: &Sizes| {
+                [t.aux, t.inputs, t.constraints]
+                    .iter()
+                    .all(|&n| n <= MAX_VARIABLES)
+            })
+        };
+        let (Some(total), Some(one)) = (within(units), within(1)) else {
+            return Err(Error::invalid(format!(
+                "{units} units of {unit:?} and a common part of {common:?}: more than 2^32 variables or \
+                 constraints"
+            )));
+        };
         if units == 0 || unit.constraints == 0 || unit.aux == 0 {
             return Err(Error::invalid(format!(
                 "{units} units of {unit:?}: no unit to repeat"
@@ -180,7 +225,6 @@ impl UnitConstraints {
                 )));
             }
         }
-        let total = common.plus(unit, units);
         let marks = |rows: &Rows, kind: u32, n: usize| {
             let mut marks = vec![false; n];
             for t in rows.terms.iter().filter(|t| t.variable & INPUT == kind) {
@@ -235,6 +279,11 @@ impl UnitConstraints {
 
     pub fn coefficients(&self) -> &[Fr] {
         &self.coefficients
+    }
+
+    /// The rows of A, B and C.
+    pub fn all_rows(&self) -> &[Rows; 3] {
+        &self.rows
     }
 
     pub fn rows(&self, m: Matrix) -> &Rows {

@@ -11,6 +11,7 @@
 mod assembly;
 mod assignment;
 pub mod constraints;
+pub mod constraints_file;
 pub mod queries;
 
 pub use assembly::{assemble, QuerySums};

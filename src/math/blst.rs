@@ -483,3 +483,12 @@ impl PartialEq for Gt {
         unsafe { blst_fp12_is_equal(&self.0, &other.0) }
     }
 }
+
+/// The SHA-256 digest of `bytes` (blst's, with the CPU's SHA extensions
+/// where it has them): the checksum of files this crate writes.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let mut digest = [0u8; 32];
+    // SAFETY: `digest` is 32 writable bytes; `bytes` is readable for its length.
+    unsafe { blst_sha256(digest.as_mut_ptr(), bytes.as_ptr(), bytes.len()) };
+    digest
+}

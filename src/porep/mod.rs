@@ -315,14 +315,8 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
     };
     let values = || native_values(partition, &parameters, capacity, threads, cancelled, &shared);
     let may_learn = memory == Memory::Whole;
-    let claim = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges, may_learn) {
-        Route::Learned(r1cs) => {
-            if let Some(values) = values()? {
-                cores_done();
-                return r1cs.values_witness(values.inputs, values.aux).map(Some);
-            }
-            None
-        }
+    let (rows, claim) = match r1cs::route::<PartitionCircuit<Tree>>(&parameters, challenges, may_learn) {
+        Route::Learned(r1cs) => (Some(r1cs), None),
         Route::Pending => {
             // Values that do not fit their shape: recorded whole at once,
             // on the cores still held.
@@ -349,15 +343,32 @@ pub fn synthesize_partition<Tree: 'static + MerkleTreeTrait>(
             );
             return Ok(None);
         }
-        Route::Learn(claim) => Some(claim),
-        Route::Whole => None,
+        // Rows recorded beside the parameters by an earlier process are
+        // loaded instead of learned.
+        Route::Learn(claim) => match &partition.rows_file {
+            Some(file) => match claim.load(file, capacity)? {
+                Ok(rows) => (Some(rows), None),
+                Err(claim) => (None, Some(claim)),
+            },
+            None => (None, Some(claim)),
+        },
+        Route::Whole => (None, None),
     };
+    if let Some(r1cs) = rows {
+        if let Some(values) = values()? {
+            cores_done();
+            return r1cs.values_witness(values.inputs, values.aux).map(Some);
+        }
+    }
     if memory == Memory::Values {
         return Ok(None);
     }
     let witness = record_whole(partition, cancelled, capacity, threads)?;
     if let Some(claim) = claim {
-        claim.learn(partition.circuit_of(&[0])?, challenges, &witness);
+        let learned = claim.learn(partition.circuit_of(&[0])?, challenges, &witness);
+        if let (Some(rows), Some(file)) = (learned, &partition.rows_file) {
+            file.store(&rows);
+        }
     }
     Ok(Some(witness))
 }
@@ -517,6 +528,9 @@ pub struct Partition<Tree: 'static + MerkleTreeTrait> {
     vanilla: Vec<VanillaSealProof<Tree>>,
     public_inputs: Arc<StackedInputs<Tree>>,
     public_params: Arc<stacked::PublicParams<Tree>>,
+    /// Where its circuit's rows are kept between processes (beside the
+    /// parameters file), if anywhere.
+    rows_file: Option<r1cs::RowsFile>,
 }
 
 type StackedInputs<Tree> =
@@ -631,6 +645,7 @@ pub fn partitions<Tree: 'static + MerkleTreeTrait>(
                 vanilla,
                 public_inputs: public_inputs.clone(),
                 public_params: public_params.clone(),
+                rows_file: None,
             };
             partition.circuit().map(|_| partition)
         })

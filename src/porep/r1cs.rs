@@ -8,14 +8,25 @@
 //! byte for byte, the a, b, c and densities of a whole partition the
 //! recorder made.
 //!
+//! Rows learned are kept in a file beside the parameters (`RowsFile`,
+//! `groth16::constraints_file`): later processes load them (under a second
+//! for a 32 GiB PoRep partition's) instead of recording a partition whole
+//! and learning (22 s and more). A file that exists is trusted as the
+//! parameters are once its checksum and structure hold; a bad one is an
+//! error naming it and what is wrong.
+//!
 //! Memory: a 32 GiB PoRep partition's rows are those of one challenge (some
 //! 40 M terms, about 0.4 GiB with the whole partition's density bitmaps),
 //! not of its 18; they stay for the process's life, one set per parameters
 //! used, and are not counted in the host budget (a permit held for ever
 //! would stop a job larger than the budget from ever running alone).
+//! Writing or loading the file holds its bytes (the rows' size) besides,
+//! once.
 
+use super::recorder::Capacity;
+use crate::error::{Error, Result};
 use crate::groth16::constraints::{Matrix, Rows, Sizes, Term, INPUT};
-use crate::groth16::UnitConstraints;
+use crate::groth16::{constraints_file, UnitConstraints};
 use crate::math::Fr;
 use crate::Witness;
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
@@ -25,9 +36,10 @@ use ff::Field;
 use once_cell::sync::Lazy;
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Records the constraints of `one_unit` (the circuit of the first unit
 /// alone) and checks them against `whole`, the recorder's witness of the
@@ -324,9 +336,14 @@ pub struct Claim {
 
 impl Claim {
     /// Learns the rows from a circuit of one unit and the recorder's
-    /// witness of the whole partition (`learn`), and keeps them, or counts
-    /// a refusal.
-    pub fn learn<C: Circuit<Scalar> + 'static>(mut self, one_unit: C, units: usize, whole: &Witness) {
+    /// witness of the whole partition (`learn`), and keeps them (and
+    /// returns them), or counts a refusal.
+    pub fn learn<C: Circuit<Scalar> + 'static>(
+        mut self,
+        one_unit: C,
+        units: usize,
+        whole: &Witness,
+    ) -> Option<Arc<UnitConstraints>> {
         let learned = match learn(one_unit, units, whole) {
             Ok(r1cs) => {
                 log::info!(
@@ -343,7 +360,48 @@ impl Claim {
                 Known::Refused(self.refusals + 1)
             }
         };
+        let rows = match &learned {
+            Known::Learned(rows) => Some(rows.clone()),
+            _ => None,
+        };
         self.end(Some(learned));
+        rows
+    }
+
+    /// The rows kept in `file`, kept for the process as if learned:
+    /// `Ok(Ok(rows))`; `Ok(Err(self))` when there is no such file (the rows
+    /// are to be learned); `Err` when it cannot be read, is bad, or is not
+    /// of the parameters' sizes `capacity` (the claim ends, the shape left
+    /// as it was).
+    pub fn load(
+        self,
+        file: &RowsFile,
+        capacity: Capacity,
+    ) -> Result<std::result::Result<Arc<UnitConstraints>, Claim>> {
+        match file.load() {
+            Ok(Some(rows)) => {
+                let total = rows.total();
+                if total.aux != capacity.aux
+                    || total.inputs != capacity.inputs
+                    || rows.abc_len() > capacity.constraints
+                {
+                    return Err(Error::size_mismatch(format!(
+                        "{}: constraints of {total:?}, the parameters are for {} aux and {} inputs in a domain of {} \
+                         (delete it to record them anew)",
+                        file.path.display(),
+                        capacity.aux,
+                        capacity.inputs,
+                        capacity.constraints
+                    )));
+                }
+                let rows = Arc::new(rows);
+                let mut claim = self;
+                claim.end(Some(Known::Learned(rows.clone())));
+                Ok(Ok(rows))
+            }
+            Ok(None) => Ok(Err(self)),
+            Err(e) => Err(e),
+        }
     }
 
     fn end(&mut self, known_now: Option<Known>) {
@@ -355,6 +413,82 @@ impl Claim {
         };
         drop(known);
         LEARNING_ENDED.notify_all();
+    }
+}
+
+/// The file beside a parameters file that keeps the rows of its circuit:
+/// `<the parameters file's name>.c2p-r1cs-v<version>`, named inside by the
+/// parameters' identifier and the units (`shape`).
+#[derive(Clone, Debug)]
+pub struct RowsFile {
+    pub path: PathBuf,
+    pub shape: String,
+}
+
+impl RowsFile {
+    /// The rows file of the parameters file `params` for circuits of
+    /// `units` units of the parameters identified as `parameters`.
+    pub fn beside(params: &Path, parameters: &str, units: usize) -> RowsFile {
+        let mut name = params.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".c2p-r1cs-v{}", constraints_file::VERSION));
+        RowsFile {
+            path: params.with_file_name(name),
+            shape: format!("{parameters}, {units} units"),
+        }
+    }
+
+    /// The rows it holds; `None` when it does not exist.
+    fn load(&self) -> Result<Option<UnitConstraints>> {
+        let begun = Instant::now();
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(self.path.display(), e)),
+        };
+        let rows = constraints_file::decode(&bytes, &self.shape).map_err(|e| {
+            Error::new(
+                e.kind,
+                format!(
+                    "{}: {} (the constraints recorded beside the parameters; delete it to record them anew)",
+                    self.path.display(),
+                    e.message
+                ),
+            )
+        })?;
+        log::info!(
+            "constraints loaded from {} in {:.2} s: {} terms",
+            self.path.display(),
+            begun.elapsed().as_secs_f64(),
+            rows.terms()
+        );
+        Ok(Some(rows))
+    }
+
+    /// Writes `rows` into the file (through a file of its own beside it,
+    /// renamed over it once whole, so no reader sees part of it). A write
+    /// that fails is logged: the rows stay learned for this process.
+    pub fn store(&self, rows: &UnitConstraints) {
+        let begun = Instant::now();
+        let bytes = constraints_file::encode(rows, &self.shape);
+        let mut partial = self.path.clone().into_os_string();
+        partial.push(format!(".{}.partial", std::process::id()));
+        let partial = PathBuf::from(partial);
+        let written = std::fs::write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &self.path));
+        match written {
+            Ok(()) => log::info!(
+                "constraints recorded into {} ({} MiB) in {:.2} s",
+                self.path.display(),
+                bytes.len() >> 20,
+                begun.elapsed().as_secs_f64()
+            ),
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                log::warn!(
+                    "the constraints could not be recorded into {} ({e}); learned again by the next process",
+                    self.path.display()
+                );
+            }
+        }
     }
 }
 
@@ -464,11 +598,57 @@ mod tests {
     }
 
     #[test]
+    fn a_rows_file_is_loaded_when_there_and_must_fit_the_parameters() {
+        struct Shape;
+        let dir = std::env::temp_dir().join(format!("c2p-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = RowsFile::beside(&dir.join("p.params"), "p", 2);
+        assert!(file.path.ends_with("p.params.c2p-r1cs-v1"));
+        let (rows, _, _) = crate::testkit::synthetic::unit_constraints(2, 1, 7).unwrap();
+        let total = rows.total();
+        let fits = Capacity {
+            constraints: rows.abc_len(),
+            inputs: total.inputs,
+            aux: total.aux,
+        };
+        let claim = |route| match route {
+            Route::Learn(claim) => claim,
+            _ => panic!("nothing known yet: learned or loaded"),
+        };
+        // No file: the claim comes back, to learn.
+        let Ok(Err(c)) = claim(route::<Shape>("p", 2, true)).load(&file, fits) else {
+            panic!("no file, no rows");
+        };
+        drop(c);
+        file.store(&rows);
+        // Of other sizes than the parameters': refused, nothing kept.
+        let other = Capacity {
+            aux: fits.aux + 1,
+            ..fits
+        };
+        let e = claim(route::<Shape>("p", 2, true))
+            .load(&file, other)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::SizeMismatch, "{}", e.message);
+        assert!(!values_path::<Shape>("p", 2));
+        let loaded = match claim(route::<Shape>("p", 2, true)).load(&file, fits) {
+            Ok(Ok(loaded)) => loaded,
+            _ => panic!("the rows stored"),
+        };
+        assert_eq!(*loaded, *rows);
+        assert!(matches!(route::<Shape>("p", 2, false), Route::Learned(r) if Arc::ptr_eq(&r, &loaded)));
+        // Unwritable: logged, nothing else.
+        RowsFile::beside(&dir.join("no/such/dir/p.params"), "p", 2).store(&rows);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn rows_refused_three_times_are_no_longer_tried() {
         struct Shape;
         for refusals in 0..TRIES {
             match route::<Shape>("p", 3, true) {
-                Route::Learn(claim) => claim.learn(Empty, 3, &whole()),
+                Route::Learn(claim) => assert!(claim.learn(Empty, 3, &whole()).is_none()),
                 _ => panic!("try {refusals} learns"),
             }
             assert!(!values_path::<Shape>("p", 3), "refused: recorded whole");

@@ -23,6 +23,7 @@
 //! beside the parameters (unless the options say not to), as filecoin-
 //! proofs' own `seal_commit_phase2` does.
 
+use super::r1cs::RowsFile;
 use super::{
     invalid, on_c1, parse_c1_for, partitions, synthesize_partition, threads_for, values_path, Capacity,
     Memory, Partition,
@@ -400,17 +401,25 @@ fn prepare_shape<Tree: 'static + MerkleTreeTrait>(
     .map(|partition| partition.into_iter().map(|x| Fr(x.into())).collect())
     .collect();
     let cache_id = cache_id_of::<Tree>(c1.registered_proof)?;
+    let params_path = dir.join(parameter_id(&cache_id));
     let partitions = partitions::<Tree>(c1)?;
     let challenges = partitions.first().map_or(1, Partition::challenges);
     let circuits = partitions
         .into_iter()
-        .map(|partition| -> PartitionCircuit { Box::new(partition) })
+        .map(|mut partition| -> PartitionCircuit {
+            partition.rows_file = Some(RowsFile::beside(
+                &params_path,
+                &partition.parameters_id(),
+                partition.challenges(),
+            ));
+            Box::new(partition)
+        })
         .collect();
     Ok(Plan {
         circuits,
         challenges,
         inputs,
-        params_path: dir.join(parameter_id(&cache_id)),
+        params_path,
         vk_path: dir.join(verifying_key_id(&cache_id)),
         vk: None,
         params: None,

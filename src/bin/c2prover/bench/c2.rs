@@ -49,6 +49,12 @@ pub(crate) struct BenchC2Args {
     /// shared threads, the path before the native witness).
     #[arg(long, value_delimiter = ',', default_value = "native")]
     values_paths: Vec<ValuesPath>,
+    /// Where the jobs keep the circuit's constraints file, as beside real
+    /// parameters (these are made in memory): a later run loads it instead
+    /// of learning the constraints. Default: `c2prover-bench-c2` in the
+    /// temporary directory.
+    #[arg(long)]
+    rows_dir: Option<std::path::PathBuf>,
 }
 
 /// How the jobs' later partitions compute their values.
@@ -116,7 +122,13 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
         human(params.host_bytes() as u64),
         human(c2prover::engine::host_budget().limit() as u64)
     );
+    let rows_dir = args
+        .rows_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("c2prover-bench-c2"));
+    std::fs::create_dir_all(&rows_dir).map_err(|e| Error::io(rows_dir.display(), e))?;
     let opts = SealOptions {
+        params_dir: Some(rows_dir),
         parameters: Some(params.clone()),
         verify: false,
         synthesis_threads: args.synthesis_threads,
