@@ -56,17 +56,44 @@ fn sector_of(sector_json: &str) -> Sector {
     }
 }
 
-/// The directory holding the 2 KiB `.params` and `.vk`, made on first use.
+/// The directory holding the 2 KiB `.params` and `.vk` (made on first use
+/// in the cache), as links in a directory of this process's own: the
+/// constraints file the jobs record beside them lasts as long as the
+/// process, so each run learns the constraints again (and tests that path).
 fn params_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let cache = std::env::var_os("C2P_TEST_CACHE")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/c2prover"));
-        let dir = cache.join("filecoin-proof-parameters-2kib");
-        c2prover::testkit::porep_params::generate(PROOF, &dir).unwrap();
+        let made = cache.join("filecoin-proof-parameters-2kib");
+        c2prover::testkit::porep_params::generate(PROOF, &made).unwrap();
+        // Those of earlier runs whose process is gone are removed.
+        const PREFIX: &str = "c2p-seal-params-";
+        for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix(PREFIX) {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
+        link_params(&made, &dir);
         dir
     })
+}
+
+/// `dir`, made anew, with links to the `.params` and `.vk` files of `made`.
+fn link_params(made: &Path, dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    for entry in std::fs::read_dir(made).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "params" || e == "vk") {
+            std::os::unix::fs::symlink(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
 }
 
 /// One test at a time: the budget test looks at the whole process's budget.
@@ -573,21 +600,14 @@ fn the_2kib_synthetic_porep_c2_is_accepted_by_verify_seal() {
 
 /// The constraints learned by a first process are recorded beside the
 /// parameters and loaded by the next, whose proof still verifies; a
-/// damaged file is a clear failure naming it, and a deleted one is
-/// recorded anew.
+/// damaged file is a clear failure naming it, and one of another version
+/// is recorded anew.
 #[test]
 fn the_constraints_are_recorded_beside_the_parameters_for_later_processes() {
     use std::process::Command;
     let s = sector();
     let dir = std::env::temp_dir().join(format!("c2p-rows-file-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(params_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "params" || e == "vk") {
-            std::os::unix::fs::symlink(&path, dir.join(path.file_name().unwrap())).unwrap();
-        }
-    }
+    link_params(params_dir(), &dir);
     let (params, _) = porep::parameter_files(PROOF, &dir).unwrap();
     let mut rows = params.file_name().unwrap().to_os_string();
     rows.push(".c2p-r1cs-v1");
@@ -645,10 +665,17 @@ fn the_constraints_are_recorded_beside_the_parameters_for_later_processes() {
     );
     assert!(!out.exists());
 
-    std::fs::remove_file(&rows).unwrap();
+    // Of another version (a later build's, say): not this build's to read,
+    // so recorded anew.
+    let mut other_version = recorded.clone();
+    other_version[8] ^= 0x40;
+    std::fs::write(&rows, &other_version).unwrap();
     let (ok, log) = c2();
     assert!(ok, "{log}");
-    assert!(log.contains("constraints recorded into"), "{log}");
+    assert!(
+        log.contains("recorded anew") && log.contains("constraints recorded into"),
+        "{log}"
+    );
     proves(&log);
     assert_eq!(std::fs::read(&rows).unwrap(), recorded, "recorded alike");
     std::fs::remove_dir_all(&dir).unwrap();

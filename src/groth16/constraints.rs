@@ -21,7 +21,7 @@ pub const INPUT: u32 = 1 << 31;
 
 /// The most variables or constraints of a whole circuit (its density
 /// bitmaps are made from the sizes alone).
-const MAX_VARIABLES: usize = 1 << 32;
+const MAX_VARIABLES: u64 = 1 << 32;
 
 /// Coefficients' indices fixed in advance, so that the products add or
 /// subtract without multiplying: `coefficients[ONE]` is 1,
@@ -181,7 +181,7 @@ impl UnitConstraints {
             common.checked_plus(unit, times).filter(|t: &Sizes| {
                 [t.aux, t.inputs, t.constraints]
                     .iter()
-                    .all(|&n| n <= MAX_VARIABLES)
+                    .all(|&n| n as u64 <= MAX_VARIABLES)
             })
         };
         let (Some(total), Some(one)) = (within(units), within(1)) else {

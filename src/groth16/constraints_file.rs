@@ -15,10 +15,13 @@
 //! | 3 × (8 + 4 s + 8 + 8 t) | per matrix A, B, C: s row starts, then t terms (variable, coefficient index) |
 //! | 32 | SHA-256 of every byte before it |
 //!
-//! Loading checks the digest first (a damaged or cut file), then each
-//! count against the bytes left before allocating for it, then what
-//! `UnitConstraints::new` checks of any rows (every term within the one-unit
-//! circuit): a bad file is an error saying what is wrong, never a crash.
+//! Loading checks the magic and version, then the digest (a damaged or cut
+//! file), then the shape's name and sizes against those expected (before
+//! anything is allocated from them), each count against the bytes left
+//! before allocating for it, then what `UnitConstraints::new` checks of any
+//! rows (every term within the one-unit circuit): a bad file is an error
+//! saying what is wrong, never a crash. A file of another version or shape
+//! is `Stale`: not wrong, only not this build's or this circuit's.
 
 use super::constraints::{Rows, Sizes, Term, UnitConstraints};
 use crate::error::{Error, Result};
@@ -63,9 +66,30 @@ pub fn encode(constraints: &UnitConstraints, shape: &str) -> Vec<u8> {
     out
 }
 
+/// What a file must hold: the rows of `units` units named `shape`, whose
+/// whole circuit has `aux` aux variables and `inputs` inputs (ONE
+/// included) and at most `abc` entries of a, b, c (the parameters' sizes).
+pub struct Expected<'a> {
+    pub shape: &'a str,
+    pub units: usize,
+    pub aux: usize,
+    pub inputs: usize,
+    pub abc: usize,
+}
+
+/// What `decode` found.
+#[derive(Debug)]
+pub enum Decoded {
+    Rows(Box<UnitConstraints>),
+    /// A whole file of another version or of another shape (named): to be
+    /// recorded anew.
+    Stale(String),
+}
+
 /// The constraints in `bytes`, which must be a whole file of this version
-/// named `shape`. Errors say what is wrong (the caller names the file).
-pub fn decode(bytes: &[u8], shape: &str) -> Result<UnitConstraints> {
+/// holding what `expected` says. Errors say what is wrong (the caller names
+/// the file).
+pub fn decode(bytes: &[u8], expected: &Expected) -> Result<Decoded> {
     let body_len = bytes
         .len()
         .checked_sub(DIGEST)
@@ -83,8 +107,8 @@ pub fn decode(bytes: &[u8], shape: &str) -> Result<UnitConstraints> {
     }
     let version = r.u32()?;
     if version != VERSION {
-        return Err(bad(format!(
-            "version {version}, this build reads version {VERSION}"
+        return Ok(Decoded::Stale(format!(
+            "version {version}, this build's is {VERSION}"
         )));
     }
     if sha256(body) != digest {
@@ -94,10 +118,8 @@ pub fn decode(bytes: &[u8], shape: &str) -> Result<UnitConstraints> {
     }
     let named = r.count(1)?;
     let named = std::str::from_utf8(r.take(named)?).map_err(|_| bad("its shape's name is not UTF-8"))?;
-    if named != shape {
-        return Err(bad(format!(
-            "it holds the constraints of {named}, not of {shape}"
-        )));
+    if named != expected.shape {
+        return Ok(Decoded::Stale(format!("the constraints of {named}")));
     }
     let units = r.u64()?;
     let mut sizes = || -> Result<Sizes> {
@@ -108,6 +130,23 @@ pub fn decode(bytes: &[u8], shape: &str) -> Result<UnitConstraints> {
         })
     };
     let (common, unit) = (sizes()?, sizes()?);
+    // The sizes the rows claim, against the parameters', before anything is
+    // sized from them.
+    let total = common.checked_plus(unit, units);
+    let fits = total.is_some_and(|t| {
+        t.aux == expected.aux
+            && t.inputs == expected.inputs
+            && t.constraints
+                .checked_add(t.inputs)
+                .is_some_and(|abc| abc <= expected.abc)
+    });
+    if units != expected.units || !fits {
+        return Err(Error::size_mismatch(format!(
+            "constraints of {units} units of {unit:?} and a common part of {common:?}, the parameters are for \
+             {} units, {} aux and {} inputs in a domain of {}",
+            expected.units, expected.aux, expected.inputs, expected.abc
+        )));
+    }
     let coefficients = (0..r.count(32)?)
         .map(|i| {
             let bytes: [u8; 32] = r
@@ -133,7 +172,9 @@ pub fn decode(bytes: &[u8], shape: &str) -> Result<UnitConstraints> {
     if !r.bytes.is_empty() {
         return Err(bad(format!("{} bytes past its last matrix", r.bytes.len())));
     }
-    UnitConstraints::new(units, common, unit, coefficients, rows).map_err(|e| bad(e.message))
+    UnitConstraints::new(units, common, unit, coefficients, rows)
+        .map(|rows| Decoded::Rows(Box::new(rows)))
+        .map_err(|e| bad(e.message))
 }
 
 fn bad(message: impl Into<String>) -> Error {
@@ -195,11 +236,60 @@ mod tests {
         crate::testkit::synthetic::unit_constraints(3, 2, 11).unwrap().0
     }
 
+    fn expected<'a>(c: &UnitConstraints, shape: &'a str) -> Expected<'a> {
+        let total = c.total();
+        Expected {
+            shape,
+            units: c.shape().2,
+            aux: total.aux,
+            inputs: total.inputs,
+            abc: c.abc_len(),
+        }
+    }
+
+    fn rows(d: Result<Decoded>) -> Result<UnitConstraints> {
+        d.map(|d| match d {
+            Decoded::Rows(rows) => *rows,
+            Decoded::Stale(what) => panic!("stale: {what}"),
+        })
+    }
+
     #[test]
     fn constraints_come_back_from_their_bytes() {
         let c = constraints();
         let bytes = encode(&c, "shape");
-        assert_eq!(decode(&bytes, "shape").unwrap(), *c);
+        assert_eq!(rows(decode(&bytes, &expected(&c, "shape"))).unwrap(), *c);
+    }
+
+    #[test]
+    fn a_file_of_another_version_or_shape_is_stale() {
+        let c = constraints();
+        let bytes = encode(&c, "shape");
+        let stale = |bytes: &[u8], shape: &str| match decode(bytes, &expected(&c, shape)) {
+            Ok(Decoded::Stale(what)) => what,
+            other => panic!("{other:?}"),
+        };
+        assert!(stale(&bytes, "other").contains("constraints of shape"));
+        let mut version = bytes.clone();
+        version[8] = 9;
+        assert!(stale(&version, "shape").contains("version 9"));
+    }
+
+    #[test]
+    fn sizes_other_than_the_parameters_are_refused_before_anything_is_made_of_them() {
+        let c = constraints();
+        let bytes = encode(&c, "shape");
+        for edit in [
+            |e: &mut Expected| e.units += 1,
+            |e: &mut Expected| e.aux -= 1,
+            |e: &mut Expected| e.inputs += 1,
+            |e: &mut Expected| e.abc -= 1,
+        ] {
+            let mut other = expected(&c, "shape");
+            edit(&mut other);
+            let e = decode(&bytes, &other).map(|_| ()).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::SizeMismatch, "{}", e.message);
+        }
     }
 
     #[test]
@@ -207,11 +297,13 @@ mod tests {
         let c = constraints();
         let bytes = encode(&c, "shape");
         let error = |bytes: &[u8], shape: &str| {
-            let e = decode(bytes, shape).expect_err("a bad file is refused");
-            assert_eq!(e.kind, ErrorKind::ParamsFormat);
+            let e = rows(decode(bytes, &expected(&c, shape))).expect_err("a bad file is refused");
+            assert!(matches!(
+                e.kind,
+                ErrorKind::ParamsFormat | ErrorKind::SizeMismatch
+            ));
             e.message
         };
-        assert!(error(&bytes, "other").contains("not of other"));
         assert!(error(&bytes[..bytes.len() - 1], "shape").contains("SHA-256"));
         assert!(error(&bytes[..60], "shape").contains("SHA-256"));
         assert!(error(&bytes[..3], "shape").contains("too short"));
@@ -222,9 +314,6 @@ mod tests {
         let mut magic = bytes.clone();
         magic[0] = b'X';
         assert!(error(&magic, "shape").contains("not a constraints file"));
-        let mut version = bytes.clone();
-        version[8] = 9;
-        assert!(error(&version, "shape").contains("version 9"));
         // Well-formed bytes whose contents are wrong (their digest made
         // anew): caught by the counts and the rows' own checks.
         let with_digest = |mut body: Vec<u8>| {
@@ -236,7 +325,7 @@ mod tests {
         let units_at = MAGIC.len() + 4 + 8 + "shape".len();
         let mut units = bytes.clone();
         units[units_at..units_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(!error(&with_digest(units), "shape").is_empty());
+        assert!(error(&with_digest(units), "shape").contains("the parameters are for 3 units"));
         let coefficients_at = units_at + 8 + 48;
         let mut count = bytes.clone();
         count[coefficients_at..coefficients_at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());

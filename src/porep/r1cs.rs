@@ -11,9 +11,12 @@
 //! Rows learned are kept in a file beside the parameters (`RowsFile`,
 //! `groth16::constraints_file`): later processes load them (under a second
 //! for a 32 GiB PoRep partition's) instead of recording a partition whole
-//! and learning (22 s and more). A file that exists is trusted as the
-//! parameters are once its checksum and structure hold; a bad one is an
-//! error naming it and what is wrong.
+//! and learning (22 s and more). Loaded rows are not checked against a
+//! recorded partition (that is the cost saved): a file is trusted as the
+//! parameters are, once its digest, structure and sizes hold, and the
+//! proofs are verified as always. A bad file is an error naming it and
+//! what is wrong; one of another version or shape is learned and recorded
+//! anew.
 //!
 //! Memory: a 32 GiB PoRep partition's rows are those of one challenge (some
 //! 40 M terms, about 0.4 GiB with the whole partition's density bitmaps),
@@ -369,7 +372,7 @@ impl Claim {
     }
 
     /// The rows kept in `file`, kept for the process as if learned:
-    /// `Ok(Ok(rows))`; `Ok(Err(self))` when there is no such file (the rows
+    /// `Ok(Ok(rows))`; `Ok(Err(self))` when there is none to load (the rows
     /// are to be learned); `Err` when it cannot be read, is bad, or is not
     /// of the parameters' sizes `capacity` (the claim ends, the shape left
     /// as it was).
@@ -378,22 +381,8 @@ impl Claim {
         file: &RowsFile,
         capacity: Capacity,
     ) -> Result<std::result::Result<Arc<UnitConstraints>, Claim>> {
-        match file.load() {
+        match file.load(self.key.2, capacity) {
             Ok(Some(rows)) => {
-                let total = rows.total();
-                if total.aux != capacity.aux
-                    || total.inputs != capacity.inputs
-                    || rows.abc_len() > capacity.constraints
-                {
-                    return Err(Error::size_mismatch(format!(
-                        "{}: constraints of {total:?}, the parameters are for {} aux and {} inputs in a domain of {} \
-                         (delete it to record them anew)",
-                        file.path.display(),
-                        capacity.aux,
-                        capacity.inputs,
-                        capacity.constraints
-                    )));
-                }
                 let rows = Arc::new(rows);
                 let mut claim = self;
                 claim.end(Some(Known::Learned(rows.clone())));
@@ -437,15 +426,12 @@ impl RowsFile {
         }
     }
 
-    /// The rows it holds; `None` when it does not exist.
-    fn load(&self) -> Result<Option<UnitConstraints>> {
+    /// The rows it holds for circuits of `units` units of the parameters'
+    /// sizes `capacity`; `None` when there is no such file, or it is of
+    /// another version or shape (to be recorded anew).
+    fn load(&self, units: usize, capacity: Capacity) -> Result<Option<UnitConstraints>> {
         let begun = Instant::now();
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(self.path.display(), e)),
-        };
-        let rows = constraints_file::decode(&bytes, &self.shape).map_err(|e| {
+        let named = |e: Error| {
             Error::new(
                 e.kind,
                 format!(
@@ -454,7 +440,31 @@ impl RowsFile {
                     e.message
                 ),
             )
-        })?;
+        };
+        match std::fs::metadata(&self.path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Err(named(Error::invalid("not a regular file"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(self.path.display(), e)),
+        }
+        let bytes = std::fs::read(&self.path).map_err(|e| Error::io(self.path.display(), e))?;
+        let expected = constraints_file::Expected {
+            shape: &self.shape,
+            units,
+            aux: capacity.aux,
+            inputs: capacity.inputs,
+            abc: capacity.constraints,
+        };
+        let rows = match constraints_file::decode(&bytes, &expected).map_err(named)? {
+            constraints_file::Decoded::Rows(rows) => *rows,
+            constraints_file::Decoded::Stale(what) => {
+                log::info!(
+                    "{} holds {what}: the constraints are learned and recorded anew",
+                    self.path.display()
+                );
+                return Ok(None);
+            }
+        };
         log::info!(
             "constraints loaded from {} in {:.2} s: {} terms",
             self.path.display(),
@@ -464,16 +474,35 @@ impl RowsFile {
         Ok(Some(rows))
     }
 
-    /// Writes `rows` into the file (through a file of its own beside it,
-    /// renamed over it once whole, so no reader sees part of it). A write
-    /// that fails is logged: the rows stay learned for this process.
+    /// Writes `rows` into the file: into a new file of its own beside it
+    /// (created exclusively, under a name no other writer takes), synced,
+    /// then renamed over it, so no reader sees part of one, even after a
+    /// crash. A write that fails is logged: the rows stay learned for this
+    /// process.
     pub fn store(&self, rows: &UnitConstraints) {
+        use std::io::Write;
         let begun = Instant::now();
         let bytes = constraints_file::encode(rows, &self.shape);
         let mut partial = self.path.clone().into_os_string();
-        partial.push(format!(".{}.partial", std::process::id()));
+        partial.push(format!(
+            ".{}-{:016x}.partial",
+            std::process::id(),
+            rand_core::RngCore::next_u64(&mut rand_core::OsRng)
+        ));
         let partial = PathBuf::from(partial);
-        let written = std::fs::write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &self.path));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+            .and_then(|mut file| {
+                file.write_all(&bytes)?;
+                file.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&partial, &self.path))
+            .and_then(|()| match self.path.parent() {
+                Some(dir) => std::fs::File::open(dir)?.sync_all(),
+                None => Ok(()),
+            });
         match written {
             Ok(()) => log::info!(
                 "constraints recorded into {} ({} MiB) in {:.2} s",
