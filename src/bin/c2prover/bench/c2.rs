@@ -134,12 +134,19 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
         synthesis_threads: args.synthesis_threads,
         ..SealOptions::default()
     };
+    let mut steady = Vec::new();
     for &path in &args.values_paths {
         porep::set_native_witness(path == ValuesPath::Native);
         println!("== jobs with the {path:?} values path");
-        run_jobs(&args, &opts, &c1_of, prover)?;
+        steady.push((path, run_jobs(&args, &opts, &c1_of, prover)?));
     }
     porep::set_native_witness(true);
+    if let [(first, Some(a)), (second, Some(b))] = steady[..] {
+        println!(
+            "steady state per proof: {first:?} {a:.1} s, {second:?} {b:.1} s ({first:?} / {second:?} = {:.2})",
+            a / b
+        );
+    }
     print_memory(&params, peak_device);
     Ok(())
 }
@@ -151,7 +158,7 @@ fn run_jobs(
     opts: &SealOptions,
     c1_of: &(dyn Fn(u64) -> Result<Vec<u8>, Error> + Sync),
     prover: [u8; 32],
-) -> Result<(), Error> {
+) -> Result<Option<f64>, Error> {
     let next = AtomicUsize::new(1);
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::new());
     STATS.reset();
@@ -197,8 +204,7 @@ fn run_jobs(
     let wall = started.elapsed().as_secs_f64();
     let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_by_key(|d| d.ended);
-    summary(&done, wall, started, args.jobs.max(1));
-    Ok(())
+    Ok(summary(&done, wall, started, args.jobs.max(1)))
 }
 
 /// Partition 0 through every synthesis path, timed and compared (each
@@ -276,7 +282,7 @@ fn report(d: &Done) {
 /// ends, when there are several).
 /// The run's figures; a steady state only when some proof started after
 /// another ended (more proofs than jobs in flight).
-fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) {
+fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) -> Option<f64> {
     let (stages, circuits) = STATS.snapshot();
     let gpu: f64 = stages
         .iter()
@@ -315,11 +321,13 @@ fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) {
             all.len()
         );
     }
-    if let ([first, .., last], true) = (done, done.len() > jobs) {
-        let steady = (last.ended - first.ended).as_secs_f64() / (done.len() - 1) as f64;
-        println!(
-            "steady state: {steady:.1} s per proof (first proof ended at {:.1} s)",
-            (first.ended - started).as_secs_f64()
-        );
-    }
+    let ([first, .., last], true) = (done, done.len() > jobs) else {
+        return None;
+    };
+    let steady = (last.ended - first.ended).as_secs_f64() / (done.len() - 1) as f64;
+    println!(
+        "steady state: {steady:.1} s per proof (first proof ended at {:.1} s)",
+        (first.ended - started).as_secs_f64()
+    );
+    Some(steady)
 }
