@@ -600,8 +600,8 @@ fn the_2kib_synthetic_porep_c2_is_accepted_by_verify_seal() {
 
 /// The constraints learned by a first process are recorded beside the
 /// parameters and loaded by the next, whose proof still verifies; a
-/// damaged file is a clear failure naming it, and one of another version
-/// is recorded anew.
+/// damaged file is a clear failure naming it, one of another version is
+/// recorded anew, and one whose proof does not verify is removed.
 #[test]
 fn the_constraints_are_recorded_beside_the_parameters_for_later_processes() {
     use std::process::Command;
@@ -678,5 +678,53 @@ fn the_constraints_are_recorded_beside_the_parameters_for_later_processes() {
     );
     proves(&log);
     assert_eq!(std::fs::read(&rows).unwrap(), recorded, "recorded alike");
+
+    // Well formed but not this circuit's (C's coefficients 1 and −1
+    // swapped, the digest made anew): the proof does not verify, the file is
+    // named and removed, and the next process learns and records it again.
+    std::fs::write(&rows, with_c_negated(&recorded)).unwrap();
+    let (ok, log) = c2();
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("does not verify") && log.contains(&rows.display().to_string()),
+        "{log}"
+    );
+    assert!(!rows.exists(), "removed: {log}");
+    let (ok, log) = c2();
+    assert!(ok, "{log}");
+    assert!(log.contains("constraints recorded into"), "{log}");
+    proves(&log);
+    assert_eq!(std::fs::read(&rows).unwrap(), recorded, "recorded alike");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A constraints file (`<params>.c2p-r1cs-v1`) with every coefficient of C
+/// that is 1 made −1 and back, its SHA-256 made anew.
+fn with_c_negated(file: &[u8]) -> Vec<u8> {
+    let mut bytes = file[..file.len() - 32].to_vec();
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    // Magic, version, the shape's name, units, two sizes, coefficients.
+    let mut at = 12;
+    at += 8 + u64_at(&bytes, at);
+    at += 8 + 48;
+    at += 8 + 32 * u64_at(&bytes, at);
+    for matrix in 0..3 {
+        at += 8 + 4 * u64_at(&bytes, at);
+        let terms = u64_at(&bytes, at);
+        at += 8;
+        if matrix == 2 {
+            for t in 0..terms {
+                let c = at + 8 * t + 4;
+                let coefficient = u32::from_le_bytes(bytes[c..c + 4].try_into().unwrap());
+                if coefficient < 2 {
+                    bytes[c..c + 4].copy_from_slice(&(1 - coefficient).to_le_bytes());
+                }
+            }
+        }
+        at += 8 * terms;
+    }
+    assert_eq!(at, bytes.len(), "the whole file read");
+    let digest = c2prover::math::sha256(&bytes);
+    bytes.extend_from_slice(&digest);
+    bytes
 }

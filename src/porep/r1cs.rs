@@ -241,6 +241,15 @@ const TRIES: usize = 3;
 type Key = (TypeId, String, usize);
 
 static KNOWN: Lazy<Mutex<HashMap<Key, Known>>> = Lazy::new(Default::default);
+/// The files rows were loaded from, and the shape each was loaded for.
+static LOADED: Lazy<Mutex<HashMap<PathBuf, Key>>> = Lazy::new(Default::default);
+/// Files whose rows were forgotten (`forget_loaded`): not loaded again by
+/// this process until it records them anew.
+static DISTRUSTED: Lazy<Mutex<std::collections::HashSet<PathBuf>>> = Lazy::new(Default::default);
+
+fn distrusted() -> std::sync::MutexGuard<'static, std::collections::HashSet<PathBuf>> {
+    DISTRUSTED.lock().unwrap_or_else(|e| e.into_inner())
+}
 /// Signalled when a learning ends, for the partitions waiting on it.
 static LEARNING_ENDED: Condvar = Condvar::new();
 
@@ -329,6 +338,22 @@ pub fn wait_learned<C: 'static>(
     }
 }
 
+/// Forgets the rows this process loaded from `file`, if it did (a proof
+/// over them did not verify): the next partition of their shape learns
+/// them from its circuit again, and records them over the file. Whether
+/// any were forgotten.
+pub fn forget_loaded(file: &Path) -> bool {
+    let Some(key) = LOADED.lock().unwrap_or_else(|e| e.into_inner()).remove(file) else {
+        return false;
+    };
+    distrusted().insert(file.to_path_buf());
+    let mut known = known();
+    if matches!(known.get(&key), Some(Known::Learned(_))) {
+        known.remove(&key);
+    }
+    true
+}
+
 /// A partition's claim to learn its shape's rows. Dropped unused (the
 /// partition failed or stopped), the shape is left as it was.
 pub struct Claim {
@@ -381,10 +406,17 @@ impl Claim {
         file: &RowsFile,
         capacity: Capacity,
     ) -> Result<std::result::Result<Arc<UnitConstraints>, Claim>> {
+        if distrusted().contains(&file.path) {
+            return Ok(Err(self));
+        }
         match file.load(self.key.2, capacity) {
             Ok(Some(rows)) => {
                 let rows = Arc::new(rows);
                 let mut claim = self;
+                LOADED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(file.path.clone(), claim.key.clone());
                 claim.end(Some(Known::Learned(rows.clone())));
                 Ok(Ok(rows))
             }
@@ -504,12 +536,15 @@ impl RowsFile {
                 None => Ok(()),
             });
         match written {
-            Ok(()) => log::info!(
-                "constraints recorded into {} ({} MiB) in {:.2} s",
-                self.path.display(),
-                bytes.len() >> 20,
-                begun.elapsed().as_secs_f64()
-            ),
+            Ok(()) => {
+                distrusted().remove(&self.path);
+                log::info!(
+                    "constraints recorded into {} ({} MiB) in {:.2} s",
+                    self.path.display(),
+                    bytes.len() >> 20,
+                    begun.elapsed().as_secs_f64()
+                )
+            }
             Err(e) => {
                 let _ = std::fs::remove_file(&partial);
                 log::warn!(
@@ -667,6 +702,21 @@ mod tests {
         };
         assert_eq!(*loaded, *rows);
         assert!(matches!(route::<Shape>("p", 2, false), Route::Learned(r) if Arc::ptr_eq(&r, &loaded)));
+        // Rows whose proofs did not verify are forgotten and their file
+        // not loaded again: learned, until recorded anew.
+        assert!(forget_loaded(&file.path));
+        assert!(!forget_loaded(&file.path), "once");
+        assert!(!values_path::<Shape>("p", 2));
+        match claim(route::<Shape>("p", 2, true)).load(&file, fits) {
+            Ok(Err(c)) => drop(c),
+            Ok(Ok(_)) => panic!("a forgotten file is not loaded again"),
+            Err(e) => panic!("{e:?}"),
+        }
+        file.store(&rows);
+        assert!(matches!(
+            claim(route::<Shape>("p", 2, true)).load(&file, fits),
+            Ok(Ok(_))
+        ));
         // Unwritable: logged, nothing else.
         RowsFile::beside(&dir.join("no/such/dir/p.params"), "p", 2).store(&rows);
         std::fs::remove_dir_all(&dir).unwrap();

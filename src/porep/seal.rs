@@ -261,6 +261,9 @@ trait PartitionWork: Send {
         memory: Memory,
         cores_done: &mut dyn FnMut(),
     ) -> Result<Option<Witness>>;
+
+    /// The file its circuit's rows are kept in between processes, if any.
+    fn rows_file(&self) -> Option<&Path>;
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PartitionWork for Partition<Tree> {
@@ -277,6 +280,10 @@ impl<Tree: 'static + MerkleTreeTrait> PartitionWork for Partition<Tree> {
         cores_done: &mut dyn FnMut(),
     ) -> Result<Option<Witness>> {
         synthesize_partition(self, Some(stop), capacity, threads, memory, cores_done)
+    }
+
+    fn rows_file(&self) -> Option<&Path> {
+        self.rows_file.as_ref().map(|f| f.path.as_path())
     }
 }
 
@@ -516,6 +523,10 @@ fn run(
         None => load_cached(&params_path, &LoadOptions::default())?,
     };
     upload_ahead(&params, opts.devices);
+    let rows_file = circuits
+        .first()
+        .and_then(|c| c.rows_file())
+        .map(Path::to_path_buf);
     let jobs = synthesize_and_start(&params, circuits, first, partition, opts, cancelled, progress)?;
     let mut bytes = Vec::with_capacity(jobs.len() * 192);
     let mut proofs = Vec::with_capacity(jobs.len());
@@ -527,9 +538,23 @@ fn run(
     if let Some(vk) = vk {
         for (k, (proof, inputs)) in proofs.iter().zip(&inputs).enumerate() {
             if !crate::verify(&vk, inputs, proof)? {
+                // Rows from a file are not checked against a partition:
+                // they may be what is wrong, so they are learned again.
+                let rows = match rows_file.as_deref().filter(|f| super::r1cs::forget_loaded(f)) {
+                    Some(f) => {
+                        let removed = std::fs::remove_file(f).is_ok();
+                        format!(
+                            ", or the constraints loaded from {} are not this circuit's ({}: the next job learns \
+                             them again and records them anew)",
+                            f.display(),
+                            if removed { "removed" } else { "forgotten" }
+                        )
+                    }
+                    None => String::new(),
+                };
                 return Err(Error::invalid(format!(
                     "partition {k}'s proof does not verify against {}: the C1 output's vanilla proofs do not \
-                     satisfy the circuit, or the parameters and the verifying key disagree",
+                     satisfy the circuit, or the parameters and the verifying key disagree{rows}",
                     vk_path.display()
                 )));
             }
