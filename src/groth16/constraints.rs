@@ -281,11 +281,6 @@ impl UnitConstraints {
         &self.coefficients
     }
 
-    /// The rows of A, B and C.
-    pub fn all_rows(&self) -> &[Rows; 3] {
-        &self.rows
-    }
-
     pub fn rows(&self, m: Matrix) -> &Rows {
         &self.rows[m as usize]
     }

@@ -23,7 +23,7 @@
 //! saying what is wrong, never a crash. A file of another version or shape
 //! is `Stale`: not wrong, only not this build's or this circuit's.
 
-use super::constraints::{Rows, Sizes, Term, UnitConstraints};
+use super::constraints::{Matrix, Rows, Sizes, Term, UnitConstraints};
 use crate::error::{Error, Result};
 use crate::math::{sha256, Fr};
 
@@ -51,8 +51,8 @@ pub fn encode(constraints: &UnitConstraints, shape: &str) -> Vec<u8> {
     for c in constraints.coefficients() {
         out.extend_from_slice(&c.to_scalar_bytes());
     }
-    for rows in constraints.all_rows() {
-        let (starts, terms) = rows.parts();
+    for m in [Matrix::A, Matrix::B, Matrix::C] {
+        let (starts, terms) = constraints.rows(m).parts();
         put_u64(&mut out, starts.len());
         out.extend(starts.iter().flat_map(|s| s.to_le_bytes()));
         put_u64(&mut out, terms.len());

@@ -717,8 +717,10 @@ mod tests {
             claim(route::<Shape>("p", 2, true)).load(&file, fits),
             Ok(Ok(_))
         ));
-        // Unwritable: logged, nothing else.
-        RowsFile::beside(&dir.join("no/such/dir/p.params"), "p", 2).store(&rows);
+        // Unwritable: logged, nothing written, no panic.
+        let nowhere = RowsFile::beside(&dir.join("no/such/dir/p.params"), "p", 2);
+        nowhere.store(&rows);
+        assert!(!nowhere.path.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
