@@ -1,6 +1,6 @@
 //! The device budget on a GPU: a 2^24 PoRep-shaped call proves under a 4 GiB
-//! budget, its GPU stages on the GPU and the library's device memory within
-//! the budget; a budget no plan fits fails before any work, saying what it
+//! budget, its GPU stages on the GPU, the library's device memory within
+//! the budget and the streamed points page-locked; a budget no plan fits fails before any work, saying what it
 //! needs. GPU tests: ignored without a GPU (run them on the GPU machine with
 //! --include-ignored, one thread). Built with the `cuda` feature only.
 #![cfg(feature = "cuda")]
@@ -61,6 +61,20 @@ fn a_2_24_porep_call_proves_within_a_4_gib_budget() {
         "the points ({} MiB) do not fit the budget: streamed but for vectors kept beside the work ({} MiB)",
         all >> 20,
         kept >> 20
+    );
+    let locked = gpu::resident::pinned_bytes(&params);
+    assert_eq!(
+        kept + locked,
+        all,
+        "every vector not kept on the GPU streams from page-locked memory ({} MiB kept, {} MiB locked)",
+        kept >> 20,
+        locked >> 20
+    );
+    c2prover::backend::forget_gpu_copies(&params);
+    assert_eq!(
+        gpu::resident::pinned_bytes(&params),
+        0,
+        "forgotten parameters are unlocked"
     );
     assert!(
         used.peak <= BUDGET,

@@ -499,15 +499,48 @@ inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, stagi
     return cudaSuccess;
 }
 
+// Host ranges page-locked by c2p_cuda_host_register (the parameters' points
+// while they stream): uploads from inside one go up by DMA straight from
+// the caller's memory, without the staging copy.
+struct pinned_ranges_t {
+    std::mutex lock;
+    std::vector<std::pair<const char*, size_t>> ranges;  // start, bytes
+};
+inline pinned_ranges_t pinned_ranges;
+
+// Whether [src, src + bytes) lies inside one registered range.
+inline bool is_pinned(const void* src, size_t bytes) {
+    const char* p = static_cast<const char*>(src);
+    std::lock_guard<std::mutex> guard(pinned_ranges.lock);
+    for (const auto& r : pinned_ranges.ranges)
+        if (p >= r.first && bytes <= r.second && (size_t)(p - r.first) <= r.second - bytes) return true;
+    return false;
+}
+
 // dst (device) <- src (pageable host) through device `device`'s staging
 // buffers taken piece by piece (lock_piece), so that other uploads that can
 // wait take turns with this one and an urgent one goes first; on `stream`
 // (synchronize it before reading dst). With `unreduced`, the values are
-// checked below r as in staged_upload.
+// checked below r as in staged_upload. From a registered range (and
+// unchecked), each piece goes up by DMA from src itself, in the same turns;
+// the piece's DMA ends before the turn passes on, so the next piece in line
+// does not queue behind it.
 inline cudaError_t upload_in_pieces(int device, void* dst, const void* src, size_t bytes, cudaStream_t stream,
                                     size_t* unreduced = nullptr) {
     if (unreduced) *unreduced = NONE_UNREDUCED;
     const size_t piece = 4 * STAGE_BYTES;
+    if (!unreduced && is_pinned(src, bytes)) {
+        event_t sent;
+        C2P_CUDA_OK(cudaEventCreateWithFlags(&sent.ev, cudaEventDisableTiming));
+        for (size_t off = 0; off < bytes; off += piece) {
+            piece_hold hold = lock_piece(staging[device]);
+            C2P_CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
+                                        std::min(piece, bytes - off), cudaMemcpyHostToDevice, stream));
+            C2P_CUDA_OK(cudaEventRecord(sent.ev, stream));
+            C2P_CUDA_OK(cudaEventSynchronize(sent.ev));
+        }
+        return cudaSuccess;
+    }
     for (size_t off = 0; off < bytes; off += piece) {
         piece_hold hold = lock_piece(staging[device]);
         staging_t* st = nullptr;

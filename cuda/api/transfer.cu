@@ -106,3 +106,43 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
     return 0;
 }
 
+
+// Page-locks `bytes` of host memory at `host` for every device
+// (cudaHostRegister, portable): uploads from inside it then go up by DMA
+// straight from it (upload_in_pieces). The memory must stay allocated until
+// c2p_cuda_host_unregister. A failure (the pages cannot be locked, or are
+// already) leaves nothing registered and no CUDA error pending.
+extern "C" int c2p_cuda_host_register(const void* host, size_t bytes) {
+    if (host == nullptr || bytes == 0) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_host_register: no memory", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    const cudaError_t err = cudaHostRegister(const_cast<void*>(host), bytes, cudaHostRegisterPortable);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();  // not sticky: later checks must not see it
+        C2P_CUDA_OK(err);
+    }
+    std::lock_guard<std::mutex> guard(c2p::host::pinned_ranges.lock);
+    c2p::host::pinned_ranges.ranges.emplace_back(static_cast<const char*>(host), bytes);
+    return 0;
+}
+
+// Unlocks memory registered by c2p_cuda_host_register at `host`, once no
+// upload reads it: no upload may start from it after this is called.
+extern "C" int c2p_cuda_host_unregister(const void* host) {
+    {
+        std::lock_guard<std::mutex> guard(c2p::host::pinned_ranges.lock);
+        auto& ranges = c2p::host::pinned_ranges.ranges;
+        const auto at = std::find_if(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == host; });
+        if (at == ranges.end()) {
+            c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_host_unregister: memory not registered here",
+                              __FILE__, __LINE__);
+            return (int)cudaErrorInvalidValue;
+        }
+        ranges.erase(at);
+    }
+    const cudaError_t err = cudaHostUnregister(const_cast<void*>(host));
+    if (err != cudaSuccess) (void)cudaGetLastError();
+    C2P_CUDA_OK(err);
+    return 0;
+}

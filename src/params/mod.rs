@@ -48,9 +48,15 @@ pub struct VerifyingKey {
 }
 
 /// Proving parameters, exactly the vectors of bellperson's `Parameters`,
-/// and how they are to be used.
+/// and how they are to be used. The point vectors are not resized once
+/// made: layers above may hold their memory locked while `id` lives.
 #[derive(Clone, Debug)]
 pub struct Parameters {
+    /// This parameter set's identity, for what layers above keep beside it
+    /// (the GPU copies of its points, the page locks on them). First, so
+    /// that it is dropped first: those layers let go before the vectors
+    /// are freed.
+    pub id: ParamsId,
     pub vk: VerifyingKey,
     /// τ^i·Z(τ)/δ for i < domain − 1.
     pub h: Vec<G1Affine>,
@@ -63,9 +69,6 @@ pub struct Parameters {
     pub b_g2: Vec<G2Affine>,
     /// Whether the points live on the GPU (see `Residency`).
     pub residency: crate::config::Residency,
-    /// This parameter set's identity, for what layers above keep beside it
-    /// (the GPU copies of its points).
-    pub id: ParamsId,
 }
 
 impl PartialEq for Parameters {

@@ -4,9 +4,10 @@
 //! freed when the parameters are dropped (the parameters tell this module
 //! through `params::on_release`; they hold nothing of the GPU's). Where the
 //! whole set is declined, some of its point vectors may stay (`kept`): those
-//! that fit beside the streamed path's work, H's first.
+//! that fit beside the streamed path's work, H's first; the rest are
+//! page-locked in host memory while the parameters live (`pin_streamed`).
 
-use super::{memory, upload_g1, upload_g2, DeviceParams, DevicePoints};
+use super::{memory, upload_g1, upload_g2, DeviceParams, DevicePoints, PinnedHost};
 use crate::config::Residency;
 use crate::groth16::Query;
 use crate::params::{self, Parameters};
@@ -15,10 +16,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One parameter set's copies: per GPU, undecided, declined (`None`) or
-/// made; and where declined, the vectors kept (none, some or all of them).
+/// made; where declined, the vectors kept (none, some or all of them); and
+/// the host memory of the vectors that stream, page-locked once (`None`
+/// until then).
 struct Copies {
     per_device: Vec<OnceCell<Option<Arc<DeviceParams>>>>,
     kept: Vec<OnceCell<Arc<KeptPoints>>>,
+    pinned: Mutex<Option<Vec<PinnedHost>>>,
 }
 
 /// Every parameter set's copies, by `ParamsId`.
@@ -33,10 +37,13 @@ fn copies_map() -> MutexGuard<'static, HashMap<u64, Arc<Copies>>> {
 }
 
 /// Drops the copies of the parameter set `id` (called as it is dropped);
-/// device memory is freed once no circuit in flight still uses them.
+/// device memory is freed once no circuit in flight still uses them. Its
+/// host memory is unlocked here and now: the vectors are freed next.
 fn release(id: u64) {
     let gone = copies_map().remove(&id);
     if let Some(copies) = gone {
+        let pinned = copies.pinned.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(pinned);
         let bytes: usize = copies.per_device.iter().map(made_bytes).sum::<usize>() + kept_bytes(&copies);
         if bytes > 0 {
             log::info!("parameters released: {} MiB of GPU copies freed", bytes >> 20);
@@ -55,6 +62,7 @@ fn copies_of(params: &Parameters) -> Arc<Copies> {
             Arc::new(Copies {
                 per_device: (0..super::device_count()).map(|_| OnceCell::new()).collect(),
                 kept: (0..super::device_count()).map(|_| OnceCell::new()).collect(),
+                pinned: Mutex::new(None),
             })
         })
         .clone()
@@ -139,6 +147,17 @@ pub fn bytes(params: &Parameters) -> usize {
     })
 }
 
+/// Host bytes of `params`' points page-locked for streaming (0 before its
+/// first streamed proof, where they could not be locked, and after
+/// `forget`).
+pub fn pinned_bytes(params: &Parameters) -> usize {
+    let copies = copies_map().get(&params.id.get()).cloned();
+    copies.map_or(0, |c| {
+        let pinned = c.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        pinned.iter().flatten().map(PinnedHost::bytes).sum()
+    })
+}
+
 fn kept_bytes(copies: &Copies) -> usize {
     copies
         .kept
@@ -202,15 +221,59 @@ pub fn kept(params: &Parameters, device: usize, work: impl FnOnce() -> usize) ->
         return Arc::default();
     };
     cell.get_or_init(|| {
-        if params.residency.resolve() != Residency::Auto {
-            return Arc::default();
-        }
-        let room = memory::room(device).saturating_sub(work());
-        let sizes =
-            [Query::H, Query::L, Query::A, Query::BG1, Query::BG2].map(|q| (q, vector_bytes(params, q)));
-        Arc::new(upload_kept(params, device, &choose_kept(&sizes, room)))
+        let kept = if params.residency.resolve() == Residency::Auto {
+            let room = memory::room(device).saturating_sub(work());
+            let sizes = QUERIES.map(|q| (q, vector_bytes(params, q)));
+            upload_kept(params, device, &choose_kept(&sizes, room))
+        } else {
+            KeptPoints::default()
+        };
+        pin_streamed(params, &copies, &kept);
+        Arc::new(kept)
     })
     .clone()
+}
+
+/// The five point vectors, in the order they are kept.
+const QUERIES: [Query; 5] = [Query::H, Query::L, Query::A, Query::BG1, Query::BG2];
+
+/// Page-locks `params`' point vectors that stream (those `kept` does not
+/// hold), once per parameter set, so that their chunks go up by DMA
+/// straight from them instead of through the staging copy. The pages are
+/// the parameters' own: locking takes no more memory, but keeps them in
+/// RAM until the parameters are dropped. A vector that cannot be locked
+/// (and those after it) streams through the staging buffers, as before.
+fn pin_streamed(params: &Parameters, copies: &Copies, kept: &KeptPoints) {
+    let mut pinned = copies.pinned.lock().unwrap_or_else(|e| e.into_inner());
+    if pinned.is_some() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let mut pins = Vec::new();
+    for q in QUERIES.into_iter().filter(|&q| kept.of(q).is_none()) {
+        if vector_bytes(params, q) == 0 {
+            continue;
+        }
+        // Unlocked by `release`, which the parameters' `ParamsId` calls as
+        // they are dropped (before their vectors), or `forget` while they
+        // live.
+        match PinnedHost::points(params, q) {
+            Ok(pin) => pins.push(pin),
+            Err(e) => {
+                log::warn!("{q:?}'s points could not be page-locked ({e}): they and the rest stream through the staging buffers");
+                break;
+            }
+        }
+    }
+    let bytes: usize = pins.iter().map(PinnedHost::bytes).sum();
+    if bytes > 0 {
+        log::info!(
+            "streamed points page-locked in host memory: {} MiB in {:.2} s",
+            bytes >> 20,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    *pinned = Some(pins);
 }
 
 /// Keeps `chosen` of `params`' vectors on GPU `device` for its streamed
@@ -223,7 +286,9 @@ pub fn keep(params: &Parameters, device: usize, chosen: &[Query]) -> bool {
     let Some(cell) = copies.kept.get(device) else {
         return false;
     };
-    cell.set(Arc::new(upload_kept(params, device, chosen))).is_ok()
+    let kept = upload_kept(params, device, chosen);
+    pin_streamed(params, &copies, &kept);
+    cell.set(Arc::new(kept)).is_ok()
 }
 
 /// Device bytes of `query`'s points in `params`.

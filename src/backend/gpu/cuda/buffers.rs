@@ -4,7 +4,9 @@ use super::device::configure;
 use super::sys::*;
 use crate::backend::gpu::{Checked, Curve, ScalarsAt};
 use crate::error::{Error, Result};
+use crate::groth16::Query;
 use crate::math::{Fr, G1Affine, G2Affine, G1, G2};
+use crate::params::Parameters;
 use std::ffi::{c_int, c_void};
 
 /// An array in one GPU's memory, freed on drop: the storage of
@@ -396,4 +398,68 @@ pub fn upload_g1(device: usize, points: &[G1Affine]) -> Result<DevicePoints> {
 /// Points of G2 on GPU `device`.
 pub fn upload_g2(device: usize, points: &[G2Affine]) -> Result<DevicePoints> {
     DevicePoints::upload(device, Curve::G2, points)
+}
+
+/// Host memory page-locked for DMA (`c2p_cuda_host_register`) until this is
+/// dropped: uploads from inside it go up straight from it, without the
+/// staging copy.
+pub struct PinnedHost {
+    ptr: *const c_void,
+    bytes: usize,
+}
+
+// SAFETY: an address and a length; the CUDA calls on it take any thread.
+unsafe impl Send for PinnedHost {}
+// SAFETY: as above; nothing is written through it.
+unsafe impl Sync for PinnedHost {}
+
+impl PinnedHost {
+    /// `query`'s points in `params`, page-locked until the handle is
+    /// dropped, which its holder (`resident`) does as the parameters'
+    /// identity is dropped or forgotten: never after their vectors are
+    /// freed.
+    pub(in crate::backend::gpu) fn points(params: &Parameters, query: Query) -> Result<PinnedHost> {
+        // SAFETY: the parameters' vectors are not resized once made, and
+        // their `ParamsId`, declared before them, is dropped first: its
+        // release hook drops this handle before the vectors are freed.
+        unsafe {
+            match query {
+                Query::BG2 => PinnedHost::pin(&params.b_g2),
+                _ => PinnedHost::pin(query.g1_points(params)),
+            }
+        }
+    }
+
+    /// Page-locks `values`' memory.
+    ///
+    /// # Safety
+    /// The memory must stay allocated, and not be moved, until the handle
+    /// is dropped: the driver keeps its pages locked, and uploads read it.
+    unsafe fn pin<T>(values: &[T]) -> Result<PinnedHost> {
+        let bytes = std::mem::size_of_val(values);
+        // SAFETY: `values` is a live slice of `bytes` bytes (the caller keeps
+        // it so until the handle is dropped).
+        let status = unsafe { c2p_cuda_host_register(values.as_ptr().cast(), bytes) };
+        check(status, "page-locking host memory")?;
+        Ok(PinnedHost {
+            ptr: values.as_ptr().cast(),
+            bytes,
+        })
+    }
+
+    /// The bytes locked.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for PinnedHost {
+    fn drop(&mut self) {
+        // SAFETY: ptr was registered by `pin` and is unregistered once, here,
+        // while still allocated (pin's contract).
+        let status = unsafe { c2p_cuda_host_unregister(self.ptr) };
+        if let Err(e) = check(status, "unlocking host memory") {
+            log::warn!("{e}");
+        }
+    }
 }

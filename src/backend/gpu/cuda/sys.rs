@@ -86,6 +86,8 @@ extern "C" {
         host: *mut c_void,
     ) -> c_int;
     pub(super) fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
+    pub(super) fn c2p_cuda_host_register(host: *const c_void, bytes: usize) -> c_int;
+    pub(super) fn c2p_cuda_host_unregister(host: *const c_void) -> c_int;
     pub(super) fn c2p_cuda_checked_copy(
         dst: *mut c_void,
         src: *const c_void,
