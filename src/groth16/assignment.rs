@@ -224,6 +224,15 @@ pub struct Witness {
 }
 
 impl Witness {
+    /// This witness with its a, b, c made on the host from the constraints
+    /// it leaves them to (`products`); as it is when it gives them.
+    pub fn with_host_products(mut self) -> Result<Witness> {
+        if let Some(constraints) = self.products.take() {
+            [self.a, self.b, self.c] = constraints.products(&self.inputs, &self.aux)?;
+        }
+        Ok(self)
+    }
+
     pub fn as_assignment(&self) -> Assignment<'_> {
         fn density(words: &[u64], bit_len: usize) -> Density<'_> {
             let d = Density {
