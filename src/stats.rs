@@ -30,6 +30,10 @@ pub enum Stage {
     GpuProducts,
     /// Waiting for the GPU's lane (another circuit's GPU stage).
     LaneWait,
+    /// A GPU's lane held, in wall time: a circuit's GPU stage, or a group's
+    /// over streamed points, whatever overlaps inside (the GPU's busy
+    /// time; the parameters' first upload included).
+    GpuLane,
     /// The H step on the GPU (the upload of a, b, c unless it went ahead,
     /// the NTTs).
     GpuH,
@@ -59,13 +63,14 @@ pub enum Stage {
 }
 
 impl Stage {
-    const COUNT: usize = 16;
+    const COUNT: usize = 17;
     pub const ALL: [Stage; Stage::COUNT] = [
         Stage::CheckValues,
         Stage::ParamsUpload,
         Stage::AbcAhead,
         Stage::GpuProducts,
         Stage::LaneWait,
+        Stage::GpuLane,
         Stage::GpuH,
         Stage::GpuMsm,
         Stage::MsmH,

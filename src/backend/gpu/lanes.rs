@@ -3,19 +3,43 @@
 //! device memory holds at most one working set per GPU beside the resident
 //! parameters and one circuit's inputs going up ahead.
 
+use crate::stats::{Stage, STATS};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+/// A GPU's lane, held until dropped; the time it was held counts as
+/// `Stage::GpuLane` (the GPU's busy time, whatever overlaps inside).
+pub struct Lane {
+    _held: MutexGuard<'static, ()>,
+    since: Instant,
+}
+
+impl Lane {
+    fn new(held: MutexGuard<'static, ()>) -> Lane {
+        Lane {
+            _held: held,
+            since: Instant::now(),
+        }
+    }
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        STATS.add(Stage::GpuLane, self.since.elapsed());
+    }
+}
 
 /// The lane of GPU `device`: held for one circuit's GPU stage.
-pub fn gpu_lane(device: usize) -> MutexGuard<'static, ()> {
-    lane(device).lock().unwrap_or_else(|e| e.into_inner())
+pub fn gpu_lane(device: usize) -> Lane {
+    Lane::new(lane(device).lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// The lane of GPU `device` if no circuit holds it now.
-pub fn try_gpu_lane(device: usize) -> Option<MutexGuard<'static, ()>> {
+pub fn try_gpu_lane(device: usize) -> Option<Lane> {
     match lane(device).try_lock() {
-        Ok(guard) => Some(guard),
-        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Ok(guard) => Some(Lane::new(guard)),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(Lane::new(e.into_inner())),
         Err(std::sync::TryLockError::WouldBlock) => None,
     }
 }

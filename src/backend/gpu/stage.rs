@@ -129,7 +129,7 @@ fn gpu_stage(
     call: &Call,
     device: Option<&gpu::DeviceParams>,
     circuit: Circuit,
-    (ahead, lane): (Option<Ahead>, Option<MutexGuard<'static, ()>>),
+    (ahead, lane): (Option<Ahead>, Option<lanes::Lane>),
     gpu: usize,
 ) -> Result<QuerySums> {
     let Circuit { index, w, .. } = circuit;

@@ -298,9 +298,11 @@ fn report(d: &Done) {
 /// (more proofs than jobs in flight).
 fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) -> Option<f64> {
     let (stages, circuits) = STATS.snapshot();
+    // The lanes' time held: with streamed points the H steps overlap H's
+    // MSMs, so the stages inside do not add up to it.
     let gpu: f64 = stages
         .iter()
-        .filter(|(stage, _)| matches!(stage, Stage::GpuH | Stage::GpuMsm))
+        .filter(|(stage, _)| *stage == Stage::GpuLane)
         .map(|(_, t)| t)
         .sum();
     let per_partition = gpu / circuits.max(1) as f64;
