@@ -36,7 +36,7 @@ fn a_2_24_porep_call_proves_within_a_4_gib_budget() {
     assert!(gpu::available(), "this test needs a CUDA device");
     const BUDGET: usize = 4 << 30;
     let shape = PorepShape::scaled(24);
-    let params = shape.parameters(1);
+    let mut params = shape.parameters(1);
     let witness = shape.witness(ValueMix::default(), 2);
     let circuits = [witness.as_assignment()];
     let (r, s) = c2prover::random_r_s(1);
@@ -70,11 +70,41 @@ fn a_2_24_porep_call_proves_within_a_4_gib_budget() {
         kept >> 20,
         locked >> 20
     );
+    let prove = |params: &c2prover::params::Parameters| {
+        c2prover::engine::prove_cancellable(params, &circuits, &r, &s, &never, DeviceMask(1)).unwrap()
+    };
     c2prover::backend::forget_gpu_copies(&params);
     assert_eq!(
         gpu::resident::pinned_bytes(&params),
         0,
         "forgotten parameters are unlocked"
+    );
+    assert_eq!(
+        prove(&params),
+        cpu,
+        "the proof after forgetting = the CPU backend's"
+    );
+    assert_eq!(
+        c2prover::backend::resident_bytes(&params) + gpu::resident::pinned_bytes(&params),
+        all,
+        "the next streamed call locks them again"
+    );
+    // Vectors replaced through the public fields (the same points, new
+    // memory) are unlocked before the next call uploads from them.
+    params.h = params.h.clone();
+    params.l = params.l.clone();
+    params.a = params.a.clone();
+    params.b_g1 = params.b_g1.clone();
+    params.b_g2 = params.b_g2.clone();
+    assert_eq!(
+        prove(&params),
+        cpu,
+        "the proof over replaced vectors = the CPU backend's"
+    );
+    assert_eq!(
+        gpu::resident::pinned_bytes(&params),
+        0,
+        "replaced vectors are unlocked"
     );
     assert!(
         used.peak <= BUDGET,

@@ -108,15 +108,18 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
 
 
 // Page-locks `bytes` of host memory at `host` for every device
-// (cudaHostRegister, portable): uploads from inside it then go up by DMA
-// straight from it (upload_in_pieces). The memory must stay allocated until
+// (cudaHostRegister, portable; registered from `device`'s context, so that
+// no other GPU gets one): uploads from inside it then go up by DMA straight
+// from it (upload_in_pieces). The memory must stay allocated until
 // c2p_cuda_host_unregister. A failure (the pages cannot be locked, or are
 // already) leaves nothing registered and no CUDA error pending.
-extern "C" int c2p_cuda_host_register(const void* host, size_t bytes) {
-    if (host == nullptr || bytes == 0) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_host_register: no memory", __FILE__, __LINE__);
+extern "C" int c2p_cuda_host_register(int device, const void* host, size_t bytes) {
+    if (device < 0 || device >= c2p::host::MAX_DEVICES || host == nullptr || bytes == 0) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_host_register arguments (device, memory)", __FILE__,
+                          __LINE__);
         return (int)cudaErrorInvalidValue;
     }
+    C2P_CUDA_OK(cudaSetDevice(device));
     const cudaError_t err = cudaHostRegister(const_cast<void*>(host), bytes, cudaHostRegisterPortable);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();  // not sticky: later checks must not see it

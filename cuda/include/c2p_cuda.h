@@ -146,7 +146,7 @@ int c2p_cuda_download(int device, const void* ptr, size_t bytes, void* host);
 int c2p_cuda_free(int device, void* ptr);
 // Page-locks host memory (the parameters' points while they stream) so that
 // uploads from it skip the staging copy; unregistered before it is freed.
-int c2p_cuda_host_register(const void* host, size_t bytes);
+int c2p_cuda_host_register(int device, const void* host, size_t bytes);
 int c2p_cuda_host_unregister(const void* host);
 // The staging copy's check below r, on the host alone (tests without a GPU).
 int c2p_cuda_checked_copy(void* dst, const void* src, size_t bytes, size_t* unreduced);

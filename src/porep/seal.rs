@@ -731,24 +731,30 @@ fn products_on_gpus(params: &Parameters, devices: DeviceMask) -> bool {
             .all(|&gpu| backend::points_likely_resident(params, gpu))
 }
 
-/// Partition `k`'s witness with a, b, c made on the host now, while it
-/// holds its cores, where it leaves them to its constraints and its GPUs
-/// will not make them (their points stream, or there are none) and its
-/// reservation holds them (`Memory::Whole`). Made later, in the GPU stage,
-/// they kept the GPU waiting: 3.45 s of a 2^27 partition's 5.5 s there under
-/// a 16 GiB device budget.
-fn products_ahead(
-    witness: Witness,
-    params: &Parameters,
-    devices: DeviceMask,
-    memory: Memory,
-    k: usize,
-) -> Result<Witness> {
-    if witness.products.is_none() || memory != Memory::Whole || products_on_gpus(params, devices) {
-        return Ok(witness);
-    }
+/// Whether a witness's a, b, c are to be made on the host as soon as it is
+/// synthesized: it leaves them to its constraints, its GPUs will not make
+/// them (their points stream, or there are none), and its reservation
+/// holds them (`Memory::Whole`). Made later, in the GPU stage, they kept
+/// the GPU waiting: 3.45 s of a 2^27 partition's 5.5 s there under a 16 GiB
+/// device budget.
+fn needs_products_ahead(witness: &Witness, params: &Parameters, devices: DeviceMask, memory: Memory) -> bool {
+    witness.products.is_some() && memory == Memory::Whole && !products_on_gpus(params, devices)
+}
+
+/// Partition `k`'s witness with a, b, c made on `threads` host threads (its
+/// synthesis cores, taken again).
+fn products_ahead(witness: Witness, threads: usize, k: usize) -> Result<Witness> {
     let started = Instant::now();
-    let witness = witness.with_host_products()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::OutOfMemory,
+                format!("partition {k}: no threads for a, b, c: {e}"),
+            )
+        })?;
+    let witness = pool.install(|| witness.with_host_products())?;
     log::debug!(
         "partition {k}: a, b, c made on the host in {:.2} s",
         started.elapsed().as_secs_f64()
@@ -820,7 +826,7 @@ fn prove_partition(
                     }
                 })?;
         if let Some(witness) = made {
-            break products_ahead(witness, params, opts.devices, memory, k)?;
+            break witness;
         }
         // To be recorded whole (its constraints were refused, or its values
         // do not fit their shape): again, on cores taken anew and under the
@@ -834,6 +840,12 @@ fn prove_partition(
             permit = reserve(size.reserve)?;
             memory = Memory::Whole;
         }
+    };
+    let witness = if needs_products_ahead(&witness, params, opts.devices, memory) {
+        let cores = synthesis_cores(size, stop).map_err(stopped_waiting)?;
+        products_ahead(witness, cores.units(), k)?
+    } else {
+        witness
     };
     // A values witness whose products the GPUs will make holds no more
     // than the values' reservation, however much it was given.

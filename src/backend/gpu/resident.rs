@@ -22,7 +22,39 @@ use std::sync::{Arc, Mutex, MutexGuard};
 struct Copies {
     per_device: Vec<OnceCell<Option<Arc<DeviceParams>>>>,
     kept: Vec<OnceCell<Arc<KeptPoints>>>,
-    pinned: Mutex<Option<Vec<PinnedHost>>>,
+    pinned: Mutex<Option<Arc<Pins>>>,
+}
+
+/// The page locks on a parameter set's streamed vectors, each with its
+/// vector. Held by the set's `Copies` and by each streamed call (through
+/// its `KeptPoints`), so that a set forgotten while a call uploads from
+/// them is unlocked when that call ends; when the parameters are dropped
+/// no call holds them, and they are unlocked before the vectors are freed.
+struct Pins {
+    locked: Mutex<Vec<(Query, PinnedHost)>>,
+}
+
+impl Pins {
+    fn locked(&self) -> std::sync::MutexGuard<'_, Vec<(Query, PinnedHost)>> {
+        self.locked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bytes(&self) -> usize {
+        self.locked().iter().map(|(_, pin)| pin.bytes()).sum()
+    }
+
+    /// Unlocks every vector whose lock no longer covers it as it is now
+    /// (a caller replaced it through the public fields: its old memory
+    /// must not be read as if locked), before the next upload from it.
+    fn drop_stale(&self, params: &Parameters) {
+        self.locked().retain(|(q, pin)| {
+            let covers = pin.covers(params, *q);
+            if !covers {
+                log::warn!("{q:?}'s points were replaced since they were page-locked: unlocked, they stream through the staging buffers");
+            }
+            covers
+        });
+    }
 }
 
 /// Every parameter set's copies, by `ParamsId`.
@@ -42,8 +74,9 @@ fn copies_map() -> MutexGuard<'static, HashMap<u64, Arc<Copies>>> {
 fn release(id: u64) {
     let gone = copies_map().remove(&id);
     if let Some(copies) = gone {
-        let pinned = copies.pinned.lock().unwrap_or_else(|e| e.into_inner()).take();
-        drop(pinned);
+        // The locks go with the last holder: here, unless a call in
+        // flight (after `forget`) still uploads from them.
+        drop(copies.pinned.lock().unwrap_or_else(|e| e.into_inner()).take());
         let bytes: usize = copies.per_device.iter().map(made_bytes).sum::<usize>() + kept_bytes(&copies);
         if bytes > 0 {
             log::info!("parameters released: {} MiB of GPU copies freed", bytes >> 20);
@@ -154,7 +187,7 @@ pub fn pinned_bytes(params: &Parameters) -> usize {
     let copies = copies_map().get(&params.id.get()).cloned();
     copies.map_or(0, |c| {
         let pinned = c.pinned.lock().unwrap_or_else(|e| e.into_inner());
-        pinned.iter().flatten().map(PinnedHost::bytes).sum()
+        pinned.as_ref().map_or(0, |pins| pins.bytes())
     })
 }
 
@@ -177,6 +210,8 @@ pub struct KeptPoints {
     a: Option<DevicePoints>,
     b_g1: Option<DevicePoints>,
     b_g2: Option<DevicePoints>,
+    /// The locks on the vectors that stream, held while a call uses these.
+    pins: Option<Arc<Pins>>,
 }
 
 impl KeptPoints {
@@ -220,52 +255,57 @@ pub fn kept(params: &Parameters, device: usize, work: impl FnOnce() -> usize) ->
     let Some(cell) = copies.kept.get(device) else {
         return Arc::default();
     };
-    cell.get_or_init(|| {
-        let kept = if params.residency.resolve() == Residency::Auto {
-            let room = memory::room(device).saturating_sub(work());
-            let sizes = QUERIES.map(|q| (q, vector_bytes(params, q)));
-            upload_kept(params, device, &choose_kept(&sizes, room))
-        } else {
-            KeptPoints::default()
-        };
-        pin_streamed(params, &copies, &kept);
-        Arc::new(kept)
-    })
-    .clone()
+    let kept = cell
+        .get_or_init(|| {
+            let mut kept = if params.residency.resolve() == Residency::Auto {
+                let room = memory::room(device).saturating_sub(work());
+                let sizes = QUERIES.map(|q| (q, vector_bytes(params, q)));
+                upload_kept(params, device, &choose_kept(&sizes, room))
+            } else {
+                KeptPoints::default()
+            };
+            kept.pins = Some(pin_streamed(params, &copies, &kept, device));
+            Arc::new(kept)
+        })
+        .clone();
+    if let Some(pins) = &kept.pins {
+        pins.drop_stale(params);
+    }
+    kept
 }
 
 /// The five point vectors, in the order they are kept.
 const QUERIES: [Query; 5] = [Query::H, Query::L, Query::A, Query::BG1, Query::BG2];
 
-/// Page-locks `params`' point vectors that stream (those `kept` does not
-/// hold), once per parameter set, so that their chunks go up by DMA
-/// straight from them instead of through the staging copy. The pages are
-/// the parameters' own: locking takes no more memory, but keeps them in
-/// RAM until the parameters are dropped. A vector that cannot be locked
-/// (and those after it) streams through the staging buffers, as before.
-fn pin_streamed(params: &Parameters, copies: &Copies, kept: &KeptPoints) {
+/// Page-locks `params`' point vectors that stream on GPU `device` (those
+/// `kept` does not hold), once per parameter set (from the first GPU that
+/// streams), so that their chunks go up by DMA straight from them instead
+/// of through the staging copy. The pages are the parameters' own: locking
+/// takes no more memory, but keeps them in RAM until the parameters are
+/// dropped. A vector that cannot be locked streams through the staging
+/// buffers, as before.
+fn pin_streamed(params: &Parameters, copies: &Copies, kept: &KeptPoints, device: usize) -> Arc<Pins> {
     let mut pinned = copies.pinned.lock().unwrap_or_else(|e| e.into_inner());
-    if pinned.is_some() {
-        return;
+    if let Some(pins) = pinned.as_ref() {
+        return pins.clone();
     }
     let started = std::time::Instant::now();
-    let mut pins = Vec::new();
+    let mut locked = Vec::new();
     for q in QUERIES.into_iter().filter(|&q| kept.of(q).is_none()) {
         if vector_bytes(params, q) == 0 {
             continue;
         }
-        // Unlocked by `release`, which the parameters' `ParamsId` calls as
-        // they are dropped (before their vectors), or `forget` while they
-        // live.
-        match PinnedHost::points(params, q) {
-            Ok(pin) => pins.push(pin),
-            Err(e) => {
-                log::warn!("{q:?}'s points could not be page-locked ({e}): they and the rest stream through the staging buffers");
-                break;
-            }
+        match PinnedHost::points(params, q, device) {
+            Ok(pin) => locked.push((q, pin)),
+            Err(e) => log::warn!(
+                "{q:?}'s points could not be page-locked ({e}): they stream through the staging buffers"
+            ),
         }
     }
-    let bytes: usize = pins.iter().map(PinnedHost::bytes).sum();
+    let pins = Arc::new(Pins {
+        locked: Mutex::new(locked),
+    });
+    let bytes = pins.bytes();
     if bytes > 0 {
         log::info!(
             "streamed points page-locked in host memory: {} MiB in {:.2} s",
@@ -273,7 +313,8 @@ fn pin_streamed(params: &Parameters, copies: &Copies, kept: &KeptPoints) {
             started.elapsed().as_secs_f64()
         );
     }
-    *pinned = Some(pins);
+    *pinned = Some(pins.clone());
+    pins
 }
 
 /// Keeps `chosen` of `params`' vectors on GPU `device` for its streamed
@@ -286,8 +327,11 @@ pub fn keep(params: &Parameters, device: usize, chosen: &[Query]) -> bool {
     let Some(cell) = copies.kept.get(device) else {
         return false;
     };
-    let kept = upload_kept(params, device, chosen);
-    pin_streamed(params, &copies, &kept);
+    if cell.get().is_some() {
+        return false;
+    }
+    let mut kept = upload_kept(params, device, chosen);
+    kept.pins = Some(pin_streamed(params, &copies, &kept, device));
     cell.set(Arc::new(kept)).is_ok()
 }
 

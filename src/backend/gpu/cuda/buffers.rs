@@ -414,18 +414,24 @@ unsafe impl Send for PinnedHost {}
 unsafe impl Sync for PinnedHost {}
 
 impl PinnedHost {
-    /// `query`'s points in `params`, page-locked until the handle is
-    /// dropped, which its holder (`resident`) does as the parameters'
-    /// identity is dropped or forgotten: never after their vectors are
-    /// freed.
-    pub(in crate::backend::gpu) fn points(params: &Parameters, query: Query) -> Result<PinnedHost> {
-        // SAFETY: the parameters' vectors are not resized once made, and
-        // their `ParamsId`, declared before them, is dropped first: its
-        // release hook drops this handle before the vectors are freed.
+    /// `query`'s points in `params`, page-locked from GPU `device`'s context
+    /// until the handle is dropped, which its holder (`resident`) does no
+    /// later than the parameters' identity is dropped: before their vectors
+    /// are freed.
+    pub(in crate::backend::gpu) fn points(
+        params: &Parameters,
+        query: Query,
+        device: usize,
+    ) -> Result<PinnedHost> {
+        // SAFETY: the parameters' identity, declared before their vectors,
+        // is dropped first, and its release hook drops the last holder of
+        // this handle then (a call in flight holds one only while it
+        // borrows the parameters). A vector replaced meanwhile through the
+        // public fields is caught by `covers` before the next upload.
         unsafe {
             match query {
-                Query::BG2 => PinnedHost::pin(&params.b_g2),
-                _ => PinnedHost::pin(query.g1_points(params)),
+                Query::BG2 => PinnedHost::pin(device, &params.b_g2),
+                _ => PinnedHost::pin(device, query.g1_points(params)),
             }
         }
     }
@@ -435,16 +441,31 @@ impl PinnedHost {
     /// # Safety
     /// The memory must stay allocated, and not be moved, until the handle
     /// is dropped: the driver keeps its pages locked, and uploads read it.
-    unsafe fn pin<T>(values: &[T]) -> Result<PinnedHost> {
+    unsafe fn pin<T>(device: usize, values: &[T]) -> Result<PinnedHost> {
         let bytes = std::mem::size_of_val(values);
         // SAFETY: `values` is a live slice of `bytes` bytes (the caller keeps
         // it so until the handle is dropped).
-        let status = unsafe { c2p_cuda_host_register(values.as_ptr().cast(), bytes) };
+        let status = unsafe { c2p_cuda_host_register(device as c_int, values.as_ptr().cast(), bytes) };
         check(status, "page-locking host memory")?;
         Ok(PinnedHost {
             ptr: values.as_ptr().cast(),
             bytes,
         })
+    }
+
+    /// Whether this lock still covers `query`'s points in `params` exactly.
+    pub(in crate::backend::gpu) fn covers(&self, params: &Parameters, query: Query) -> bool {
+        let (ptr, bytes): (*const c_void, usize) = match query {
+            Query::BG2 => (
+                params.b_g2.as_ptr().cast(),
+                std::mem::size_of_val(&params.b_g2[..]),
+            ),
+            _ => {
+                let points = query.g1_points(params);
+                (points.as_ptr().cast(), std::mem::size_of_val(points))
+            }
+        };
+        ptr == self.ptr && bytes == self.bytes
     }
 
     /// The bytes locked.

@@ -86,7 +86,7 @@ extern "C" {
         host: *mut c_void,
     ) -> c_int;
     pub(super) fn c2p_cuda_free(device: c_int, ptr: *mut c_void) -> c_int;
-    pub(super) fn c2p_cuda_host_register(host: *const c_void, bytes: usize) -> c_int;
+    pub(super) fn c2p_cuda_host_register(device: c_int, host: *const c_void, bytes: usize) -> c_int;
     pub(super) fn c2p_cuda_host_unregister(host: *const c_void) -> c_int;
     pub(super) fn c2p_cuda_checked_copy(
         dst: *mut c_void,
