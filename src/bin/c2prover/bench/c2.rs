@@ -85,6 +85,19 @@ struct Done {
     took: f64,
     /// Each partition's synthesis time, seconds.
     synthesis: Vec<f64>,
+    /// The GPUs' lanes' time held so far when it ended, seconds.
+    lanes_held: f64,
+}
+
+/// Seconds the GPUs' lanes were held since the stages were reset (lane
+/// holds that have ended).
+fn lanes_held() -> f64 {
+    let (stages, _) = STATS.snapshot();
+    stages
+        .iter()
+        .filter(|(stage, _)| *stage == Stage::GpuLane)
+        .map(|(_, t)| t)
+        .sum()
 }
 
 pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
@@ -203,6 +216,7 @@ fn run_jobs(
                             ended: Instant::now(),
                             took: begun.elapsed().as_secs_f64(),
                             synthesis: synthesis.iter().map(|(_, t)| t.as_secs_f64()).collect(),
+                            lanes_held: lanes_held(),
                         };
                         report(&d);
                         done.lock().unwrap_or_else(|e| e.into_inner()).push(d);
@@ -293,19 +307,16 @@ fn report(d: &Done) {
 
 /// The run's figures, printed: GPU time and idle fraction over the whole
 /// run, stages and synthesis per partition, and the time per proof in
-/// steady state (between the first and the last proof's ends), returned
-/// too. A steady state only when some proof started after another ended
+/// steady state (between the first and the last proof's ends; returned
+/// too) with the GPU's busy fraction then. A steady state only when some proof started after another ended
 /// (more proofs than jobs in flight).
 fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) -> Option<f64> {
     let (stages, circuits) = STATS.snapshot();
     // The lanes' time held: with streamed points the H steps overlap H's
     // MSMs, so the stages inside do not add up to it.
-    let gpu: f64 = stages
-        .iter()
-        .filter(|(stage, _)| *stage == Stage::GpuLane)
-        .map(|(_, t)| t)
-        .sum();
+    let gpu = lanes_held();
     let per_partition = gpu / circuits.max(1) as f64;
+    let gpus = c2prover::backend::device_count().max(1) as f64;
     if c2prover::backend::device_count() == 0 {
         println!(
             "{} proof(s) in {wall:.1} s, proved on the CPU (no GPU)",
@@ -316,8 +327,8 @@ fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) -> Option<f6
         "{} proof(s) in {wall:.1} s; GPU {:.2} s per partition ({circuits} partitions), busy {:.1} % of the time (idle {:.1} %)",
         done.len(),
         per_partition,
-        100.0 * gpu / wall,
-        100.0 - 100.0 * gpu / wall
+        100.0 * gpu / wall / gpus,
+        100.0 - 100.0 * gpu / wall / gpus
         );
     }
     let per_stage: Vec<String> = stages
@@ -340,9 +351,18 @@ fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) -> Option<f6
     let ([first, .., last], true) = (done, done.len() > jobs) else {
         return None;
     };
-    let steady = (last.ended - first.ended).as_secs_f64() / (done.len() - 1) as f64;
+    let window = (last.ended - first.ended).as_secs_f64();
+    let steady = window / (done.len() - 1) as f64;
+    let busy = if c2prover::backend::device_count() == 0 {
+        String::new()
+    } else {
+        format!(
+            "; GPU busy {:.1} % of that time",
+            100.0 * (last.lanes_held - first.lanes_held) / window / gpus
+        )
+    };
     println!(
-        "steady state: {steady:.1} s per proof (first proof ended at {:.1} s)",
+        "steady state: {steady:.1} s per proof (first proof ended at {:.1} s){busy}",
         (first.ended - started).as_secs_f64()
     );
     Some(steady)
