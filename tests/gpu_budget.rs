@@ -1,7 +1,7 @@
 //! The device budget on a GPU: a 2^24 PoRep-shaped call proves under a 4 GiB
 //! budget, its GPU stages on the GPU, the library's device memory within
-//! the budget and the streamed points page-locked; a budget no plan fits fails before any work, saying what it
-//! needs. GPU tests: ignored without a GPU (run them on the GPU machine with
+//! the budget and the streamed points page-locked; a budget no plan fits
+//! fails before any work, saying what it needs. GPU tests: ignored without a GPU (run them on the GPU machine with
 //! --include-ignored, one thread). Built with the `cuda` feature only.
 #![cfg(feature = "cuda")]
 

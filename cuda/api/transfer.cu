@@ -106,7 +106,6 @@ extern "C" int c2p_cuda_free(int device, void* ptr) {
     return 0;
 }
 
-
 // Page-locks `bytes` of host memory at `host` for every device
 // (cudaHostRegister, portable; registered from `device`'s context, so that
 // no other GPU gets one): uploads from inside it then go up by DMA straight

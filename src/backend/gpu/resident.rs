@@ -68,9 +68,10 @@ fn copies_map() -> MutexGuard<'static, HashMap<u64, Arc<Copies>>> {
     COPIES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Drops the copies of the parameter set `id` (called as it is dropped);
-/// device memory is freed once no circuit in flight still uses them. Its
-/// host memory is unlocked here and now: the vectors are freed next.
+/// Drops the copies of the parameter set `id` (called as it is dropped, or
+/// by `forget`); device memory is freed, and its host memory unlocked, once
+/// no circuit in flight still uses them: as the parameters are dropped
+/// none does, so they are unlocked here, before the vectors are freed.
 fn release(id: u64) {
     let gone = copies_map().remove(&id);
     if let Some(copies) = gone {

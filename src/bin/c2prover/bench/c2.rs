@@ -141,14 +141,14 @@ pub(crate) fn bench_c2(args: BenchC2Args) -> Result<(), Error> {
         .unwrap_or_else(|| std::env::temp_dir().join("c2prover-bench-c2"));
     std::fs::create_dir_all(&rows_dir).map_err(|e| Error::io(rows_dir.display(), e))?;
     // An earlier run's file is loaded instead of learned: say which.
-    let kept = std::fs::read_dir(&rows_dir)
+    let there = std::fs::read_dir(&rows_dir)
         .map_err(|e| Error::io(rows_dir.display(), e))?
         .flatten()
         .any(|f| f.file_name().to_string_lossy().contains(".c2p-r1cs-v"));
     println!(
         "constraints file in {}: {}",
         rows_dir.display(),
-        if kept {
+        if there {
             "there from an earlier run (loaded, not learned)"
         } else {
             "none yet (the first job learns and records it)"
@@ -308,8 +308,8 @@ fn report(d: &Done) {
 /// The run's figures, printed: GPU time and idle fraction over the whole
 /// run, stages and synthesis per partition, and the time per proof in
 /// steady state (between the first and the last proof's ends; returned
-/// too) with the GPU's busy fraction then. A steady state only when some proof started after another ended
-/// (more proofs than jobs in flight).
+/// too) with the GPU's busy fraction then. A steady state only when some
+/// proof started after another ended (more proofs than jobs in flight).
 fn summary(done: &[Done], wall: f64, started: Instant, jobs: usize) -> Option<f64> {
     let (stages, circuits) = STATS.snapshot();
     // The lanes' time held: with streamed points the H steps overlap H's
