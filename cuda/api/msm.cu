@@ -20,6 +20,7 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <new>
 #include <type_traits>
 
 #include "../common.cuh"
@@ -147,7 +148,15 @@ struct pippenger_plan {
     size_t group = 1, cap = 0, run_cap = 0, bytes = 0;
 
     static cudaError_t make(int device, size_t m, pippenger_plan* p) {
-        C2P_CUDA_OK(msm_window_bits<F>(device, m, &p->c));
+        int c = 0;
+        C2P_CUDA_OK(msm_window_bits<F>(device, m, &c));
+        return with_width(device, m, c, p);
+    }
+
+    // The plan for m scalars in windows of c bits (a sum carried over
+    // chunks keeps the whole's width).
+    static cudaError_t with_width(int device, size_t m, int c, pippenger_plan* p) {
+        p->c = c;
         p->windows = (256 + p->c - 1) / p->c;
         p->B = 1u << (p->c - 1);
         // Segments per window for the reduction: a power of two, so the tree
@@ -184,11 +193,15 @@ struct pippenger_plan {
 // place, their flags and index lists, the bitmap and its word ranks, the
 // sum of the ones, the Pippenger part as if no scalar were 0 or 1, and CUB's
 // scratch.
+// With `width_n`, the windows are those of an MSM of width_n scalars (a
+// chunk of a carried sum: its buckets counted here too).
 template <class F>
-cudaError_t msm_bytes(int device, size_t n, c2p_scalars_at where, bool density, size_t* bytes) {
+cudaError_t msm_bytes(int device, size_t n, c2p_scalars_at where, bool density, size_t* bytes, size_t width_n = 0) {
     using J = bucket_t<F>;
+    int c = 0;
+    C2P_CUDA_OK(msm_window_bits<F>(device, width_n > n ? width_n : n, &c));
     pippenger_plan<F> plan;
-    C2P_CUDA_OK(pippenger_plan<F>::make(device, n, &plan));
+    C2P_CUDA_OK(pippenger_plan<F>::with_width(device, n, c, &plan));
     const size_t words = (n + 63) / 64, parts = (n + 63) / 64;
     *bytes = (where == C2P_SCALARS_ON_DEVICE_CONSUMED ? 0 : sizeof(fr_t) * n) + 10 * n + 8 +
              (density ? 12 * words : 0) + (parts + (parts + 63) / 64 + 1) * sizeof(J) + plan.bytes + CUB_SCRATCH;
@@ -268,18 +281,77 @@ cudaError_t sum_listed(const c2p::affine_t<F>* points, const uint32_t* which, si
 }
 
 
+// What an MSM adds into: every window's buckets and the sum of the points
+// whose scalar is one. One MSM makes them for its own scalars; a sum over
+// chunks (c2p_cuda_msm_sum_*) keeps them from chunk to chunk, in windows
+// as wide as the whole's, and reduces them once.
 template <class F>
-cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, c2p_scalars_at where,
-                const uint64_t* host_density, size_t n, c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
+struct msm_sums {
     using J = bucket_t<F>;
-    C2P_CUDA_OK(cudaSetDevice(device));
-    C2P_CUDA_OK(c2p::host::keep_pool_memory(device));
-    stream_t stream;
-    C2P_CUDA_OK(stream.create());
-    cudaStream_t s = stream.s;
+    int c = 0, windows = 0;
+    uint32_t B = 0, segments = 0;
+    stream_array<J> buckets;
+    stream_array<J> ones;  // the sum so far, then room for a chunk's
+
+    bool made() const { return buckets.ptr != nullptr; }
+
+    // Empty sums in windows of `plan`, on stream s.
+    cudaError_t make(const pippenger_plan<F>& plan, cudaStream_t s) {
+        c = plan.c;
+        windows = plan.windows;
+        B = plan.B;
+        segments = plan.segments;
+        const size_t n_buckets = (size_t)windows * (B + 1);
+        C2P_CUDA_OK(buckets.alloc(n_buckets, s));
+        C2P_CUDA_OK(ones.alloc(2, s));
+        c2p::msm::fill_infinity<J><<<blocks(n_buckets), THREADS, 0, s>>>(buckets.ptr, n_buckets);
+        C2P_CUDA_OK(cudaGetLastError());
+        c2p::msm::fill_infinity<J><<<1, 2, 0, s>>>(ones.ptr, 2);
+        return cudaGetLastError();
+    }
+
+    // The buckets' total with the ones' sum, into *host_out: the buckets
+    // reduced per window, the windows combined.
+    cudaError_t total(cudaStream_t s, c2p::jacobian_t<F>* host_out) {
+        stream_array<J> seg_sums, seg_spare;
+        stream_array<c2p::jacobian_t<F>> result;
+        C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments, s));
+        C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments, s));
+        C2P_CUDA_OK(result.alloc(1, s));
+        if constexpr (std::is_same_v<J, c2p::xyzz_t<c2p::fp_t>>) {
+            constexpr unsigned T = c2p::msm::SHARED_SUM_THREADS;
+            const unsigned n_blocks = (unsigned)(((size_t)windows * segments + T - 1) / T);
+            // 48 KiB of shared memory per block: ask for the largest split
+            // of the SM's memory towards it, so that four blocks fit.
+            C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::reduce_segments_shared<F>,
+                                             cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared));
+            c2p::msm::reduce_segments_shared<F>
+                <<<n_blocks, T, 0, s>>>(buckets.ptr, windows, B, segments, seg_sums.ptr);
+        } else {
+            c2p::msm::reduce_segments<F, J><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(
+                buckets.ptr, windows, B, segments, seg_sums.ptr);
+        }
+        C2P_CUDA_OK(cudaGetLastError());
+        J *window_sums = seg_sums.ptr, *spare = seg_spare.ptr;
+        C2P_CUDA_OK(reduce_groups<J>(window_sums, spare, windows, segments, s));
+        c2p::msm::combine_windows<F, J><<<1, 1, 0, s>>>(window_sums, windows, c, ones.ptr, result.ptr);
+        C2P_CUDA_OK(cudaGetLastError());
+        C2P_CUDA_OK(cudaMemcpyAsync(host_out, result.ptr, sizeof(*host_out), cudaMemcpyDeviceToHost, s));
+        return cudaStreamSynchronize(s);
+    }
+};
+
+// Adds Σ scalars[i]·points[i] into `sums` on stream s (made here, in the
+// windows of the scalars other than 0 and 1, unless they are already),
+// the times into t. Returns once its buffers are freed.
+template <class F>
+cudaError_t add_to_sums(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, c2p_scalars_at where,
+                        const uint64_t* host_density, size_t n, msm_sums<F>& sums, cudaStream_t s,
+                        c2p_msm_timing& t) {
+    using J = bucket_t<F>;
     c2p::host::event_t ev[6];
     for (auto& e : ev) C2P_CUDA_OK(cudaEventCreate(&e.ev));
-    c2p_msm_timing t{};
     C2P_CUDA_OK(cudaEventRecord(ev[0].ev, s));
     stream_array<uint8_t> temp;
     size_t temp_bytes = 0;
@@ -344,28 +416,26 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
         c2p::msm::to_ranks<<<blocks(n_ones), THREADS, 0, s>>>(ones.ptr, n_ones, density.ptr, word_prefix.ptr);
         C2P_CUDA_OK(cudaGetLastError());
     }
-    stream_array<J> extra;
-    C2P_CUDA_OK(extra.alloc(1, s));
-    C2P_CUDA_OK(sum_listed<F>(points, ones.ptr, n_ones, extra.ptr, s));
+    pippenger_plan<F> plan;
+    if (sums.made()) {
+        C2P_CUDA_OK(pippenger_plan<F>::with_width(device, m, sums.c, &plan));
+    } else {
+        C2P_CUDA_OK(pippenger_plan<F>::make(device, m, &plan));
+        C2P_CUDA_OK(sums.make(plan, s));
+    }
+    // The chunk's sum beside the sum so far, then the two added.
+    C2P_CUDA_OK(sum_listed<F>(points, ones.ptr, n_ones, sums.ones.ptr + 1, s));
+    c2p::msm::sum_points<J><<<1, 1, 0, s>>>(sums.ones.ptr, 2, 2, sums.ones.ptr);
+    C2P_CUDA_OK(cudaGetLastError());
     C2P_CUDA_OK(cudaEventRecord(ev[2].ev, s));
     C2P_CUDA_OK(cudaEventSynchronize(ev[2].ev));
-    t.upload_ms = elapsed(ev[0], ev[1]);
-    t.split_ms = elapsed(ev[1], ev[2]);
+    t.upload_ms += elapsed(ev[0], ev[1]);
+    t.split_ms += elapsed(ev[1], ev[2]);
 
     // 3-5. The rest: Pippenger.
-    pippenger_plan<F> plan;
-    C2P_CUDA_OK(pippenger_plan<F>::make(device, m, &plan));
     const int c = plan.c, windows = plan.windows;
-    const uint32_t B = plan.B, segments = plan.segments;
-    stream_array<J> buckets, seg_sums, seg_spare;
-    stream_array<c2p::jacobian_t<F>> result;
-    C2P_CUDA_OK(buckets.alloc((size_t)windows * (B + 1), s));
-    C2P_CUDA_OK(seg_sums.alloc((size_t)windows * segments, s));
-    C2P_CUDA_OK(seg_spare.alloc((size_t)windows * segments, s));
-    C2P_CUDA_OK(result.alloc(1, s));
-    c2p::msm::fill_infinity<J><<<blocks((size_t)windows * (B + 1)), THREADS, 0, s>>>(buckets.ptr,
-                                                                                      (size_t)windows * (B + 1));
-    C2P_CUDA_OK(cudaGetLastError());
+    const uint32_t B = plan.B;
+    J* const buckets = sums.buckets.ptr;
     if (m > 0) {
         const size_t group = plan.group, cap = plan.cap, run_cap = plan.run_cap;
         stream_array<uint32_t> keys, values, keys_alt, values_alt, run_keys, run_counts, run_offsets, chunk_offsets,
@@ -467,11 +537,11 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             }
             C2P_CUDA_OK(cudaGetLastError());
             c2p::msm::sum_runs<F, J><<<blocks(runs), THREADS, 0, s>>>(partial.ptr, chunk_offsets.ptr, run_keys.ptr,
-                                                                    runs, buckets.ptr + (size_t)w0 * (B + 1));
+                                                                    runs, buckets + (size_t)w0 * (B + 1));
             C2P_CUDA_OK(cudaGetLastError());
             // A lane per run to find the long ones; at most 1024 blocks.
             c2p::msm::sum_long_runs<F, J><<<std::min(blocks(runs), 1024u), THREADS, 0, s>>>(
-                partial.ptr, chunk_offsets.ptr, run_keys.ptr, runs, buckets.ptr + (size_t)w0 * (B + 1));
+                partial.ptr, chunk_offsets.ptr, run_keys.ptr, runs, buckets + (size_t)w0 * (B + 1));
             C2P_CUDA_OK(cudaGetLastError());
             // chunks and partial are freed here: wait for their kernels.
             C2P_CUDA_OK(cudaEventRecord(ev[5].ev, s));
@@ -480,29 +550,28 @@ cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scala
             t.buckets_ms += elapsed(ev[4], ev[5]);
         }
     }
-    C2P_CUDA_OK(cudaEventRecord(ev[3].ev, s));
-    if constexpr (std::is_same_v<J, c2p::xyzz_t<c2p::fp_t>>) {
-        constexpr unsigned T = c2p::msm::SHARED_SUM_THREADS;
-        const unsigned n_blocks = (unsigned)(((size_t)windows * segments + T - 1) / T);
-        // 48 KiB of shared memory per block: ask for the largest split
-        // of the SM's memory towards it, so that four blocks fit.
-        C2P_CUDA_OK(cudaFuncSetAttribute(c2p::msm::reduce_segments_shared<F>,
-                                         cudaFuncAttributePreferredSharedMemoryCarveout,
-                                         cudaSharedmemCarveoutMaxShared));
-        c2p::msm::reduce_segments_shared<F><<<n_blocks, T, 0, s>>>(buckets.ptr, windows, B, segments, seg_sums.ptr);
-    } else {
-        c2p::msm::reduce_segments<F, J><<<blocks((size_t)windows * segments), THREADS, 0, s>>>(
-            buckets.ptr, windows, B, segments, seg_sums.ptr);
-    }
-    C2P_CUDA_OK(cudaGetLastError());
-    J *window_sums = seg_sums.ptr, *spare = seg_spare.ptr;
-    C2P_CUDA_OK(reduce_groups<J>(window_sums, spare, windows, segments, s));
-    c2p::msm::combine_windows<F, J><<<1, 1, 0, s>>>(window_sums, windows, c, extra.ptr, result.ptr);
-    C2P_CUDA_OK(cudaGetLastError());
-    C2P_CUDA_OK(cudaEventRecord(ev[4].ev, s));
-    C2P_CUDA_OK(cudaMemcpyAsync(host_out, result.ptr, sizeof(*host_out), cudaMemcpyDeviceToHost, s));
-    C2P_CUDA_OK(cudaStreamSynchronize(s));
-    t.reduce_ms = elapsed(ev[3], ev[4]);
+    return cudaSuccess;
+}
+
+// Σ scalars[i]·points[i] into *host_out: one chunk's sums, totalled.
+template <class F>
+cudaError_t msm(int device, const c2p::affine_t<F>* points, const fr_t* in_scalars, c2p_scalars_at where,
+                const uint64_t* host_density, size_t n, c2p::jacobian_t<F>* host_out, c2p_msm_timing* timing) {
+    C2P_CUDA_OK(cudaSetDevice(device));
+    C2P_CUDA_OK(c2p::host::keep_pool_memory(device));
+    stream_t stream;
+    C2P_CUDA_OK(stream.create());
+    cudaStream_t s = stream.s;
+    c2p_msm_timing t{};
+    msm_sums<F> sums;
+    C2P_CUDA_OK(add_to_sums<F>(device, points, in_scalars, where, host_density, n, sums, s, t));
+    c2p::host::event_t ev[2];
+    for (auto& e : ev) C2P_CUDA_OK(cudaEventCreate(&e.ev));
+    C2P_CUDA_OK(cudaEventRecord(ev[0].ev, s));
+    C2P_CUDA_OK(sums.total(s, host_out));
+    C2P_CUDA_OK(cudaEventRecord(ev[1].ev, s));
+    C2P_CUDA_OK(cudaEventSynchronize(ev[1].ev));
+    t.reduce_ms = elapsed(ev[0], ev[1]);
     if (timing) *timing = t;
     return cudaSuccess;
 }
@@ -564,4 +633,138 @@ extern "C" int c2p_cuda_msm(int device, c2p_curve curve, const void* points, siz
         if (err == cudaSuccess) memcpy(out, &r, sizeof r);
     }
     return (int)err;
+}
+
+// ---- A sum carried over chunks of one MSM ----
+
+// The buckets of one MSM whose scalars come in chunks (H's MSM over
+// streamed points): each chunk adds into them, and they are reduced once
+// at the end, where separate MSMs per chunk reduce theirs each time.
+struct c2p_msm_sum {
+    c2p::host::stream_t stream;  // first: destroyed after the sums' frees
+    int device = -1;
+    c2p_curve curve = C2P_CURVE_G1;
+    bool failed = false;  // a chunk that failed may have added part of itself
+    msm_sums<c2p::fp_t> g1;
+    msm_sums<c2p::fp2_t> g2;
+};
+
+namespace {
+
+template <class F>
+cudaError_t sum_new(int device, size_t n, msm_sums<F>& sums, cudaStream_t s) {
+    pippenger_plan<F> plan;
+    int c = 0;
+    C2P_CUDA_OK(msm_window_bits<F>(device, n, &c));
+    C2P_CUDA_OK(pippenger_plan<F>::with_width(device, 0, c, &plan));
+    C2P_CUDA_OK(sums.make(plan, s));
+    return cudaStreamSynchronize(s);
+}
+
+}  // namespace
+
+// An empty sum on `device` for an MSM of n scalars in all (its windows'
+// width), into *out; free it with c2p_cuda_msm_sum_free.
+extern "C" int c2p_cuda_msm_sum_new(int device, c2p_curve curve, size_t n, c2p_msm_sum** out) {
+    *out = nullptr;
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES || n >= (1ull << 31)) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_sum_new arguments (curve 1 or 2, n < 2^31)",
+                          __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    c2p_msm_sum* sum = new (std::nothrow) c2p_msm_sum;
+    if (sum == nullptr) {
+        c2p::record_error(cudaErrorMemoryAllocation, "c2p_cuda_msm_sum_new: host memory", __FILE__, __LINE__);
+        return (int)cudaErrorMemoryAllocation;
+    }
+    sum->device = device;
+    sum->curve = curve;
+    cudaError_t err = cudaSetDevice(device);
+    if (err == cudaSuccess) err = c2p::host::keep_pool_memory(device);
+    if (err == cudaSuccess) err = sum->stream.create();
+    if (err == cudaSuccess)
+        err = curve == C2P_CURVE_G1 ? sum_new<c2p::fp_t>(device, n, sum->g1, sum->stream.s)
+                                    : sum_new<c2p::fp2_t>(device, n, sum->g2, sum->stream.s);
+    if (err != cudaSuccess) {
+        delete sum;
+        return (int)err;
+    }
+    *out = sum;
+    return 0;
+}
+
+// Adds Σ scalars[i]·points[offset + i] for i < n into `sum` (the arguments
+// as c2p_cuda_msm's). After a failure the sum only takes c2p_cuda_msm_sum_free.
+extern "C" int c2p_cuda_msm_sum_add(c2p_msm_sum* sum, const void* points, size_t offset, const void* scalars,
+                                    c2p_scalars_at scalars_on_device, const uint64_t* density, size_t n,
+                                    c2p_msm_timing* timing) {
+    if (sum == nullptr || sum->failed || n >= (1ull << 31) || scalars_on_device < C2P_SCALARS_ON_HOST ||
+        scalars_on_device > C2P_SCALARS_ON_DEVICE_SHARED) {
+        c2p::record_error(cudaErrorInvalidValue,
+                          "c2p_cuda_msm_sum_add arguments (a live sum, n < 2^31, scalars_on_device 0, 1 or 2)",
+                          __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    c2p_msm_timing t{};
+    cudaError_t err = cudaSuccess;
+    if (n > 0) {
+        err = cudaSetDevice(sum->device);
+        const fr_t* s = static_cast<const fr_t*>(scalars);
+        if (err == cudaSuccess && sum->curve == C2P_CURVE_G1)
+            err = add_to_sums<c2p::fp_t>(sum->device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset,
+                                         s, scalars_on_device, density, n, sum->g1, sum->stream.s, t);
+        else if (err == cudaSuccess)
+            err = add_to_sums<c2p::fp2_t>(sum->device,
+                                          static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s,
+                                          scalars_on_device, density, n, sum->g2, sum->stream.s, t);
+    }
+    sum->failed = err != cudaSuccess;
+    if (timing) *timing = t;
+    return (int)err;
+}
+
+// The sum's total into *out (a Jacobian point, blst's layout); the sum
+// stays to be freed.
+extern "C" int c2p_cuda_msm_sum_total(c2p_msm_sum* sum, void* out) {
+    if (sum == nullptr || sum->failed) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_sum_total of a sum that failed", __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    cudaError_t err = cudaSetDevice(sum->device);
+    if (err == cudaSuccess && sum->curve == C2P_CURVE_G1) {
+        c2p::jacobian_t<c2p::fp_t> r;
+        err = sum->g1.total(sum->stream.s, &r);
+        if (err == cudaSuccess) memcpy(out, &r, sizeof r);
+    } else if (err == cudaSuccess) {
+        c2p::jacobian_t<c2p::fp2_t> r;
+        err = sum->g2.total(sum->stream.s, &r);
+        if (err == cudaSuccess) memcpy(out, &r, sizeof r);
+    }
+    sum->failed = err != cudaSuccess;
+    return (int)err;
+}
+
+// Frees the sum's device memory (in its stream's order) and the sum, on
+// every path (a failure to select its device is returned after).
+extern "C" int c2p_cuda_msm_sum_free(c2p_msm_sum* sum) {
+    if (sum == nullptr) return 0;
+    const cudaError_t err = cudaSetDevice(sum->device);
+    delete sum;
+    return (int)err;
+}
+
+// Device bytes of a sum for an MSM of n scalars in all and one of its
+// chunks of `chunk` scalars at a time (as c2p_cuda_msm_bytes: as if none
+// were 0 or 1).
+extern "C" int c2p_cuda_msm_sum_bytes(int device, c2p_curve curve, size_t n, size_t chunk,
+                                      c2p_scalars_at scalars_at, int density, size_t* bytes) {
+    *bytes = 0;
+    if (!curve_ok(curve) || device < 0 || device >= c2p::host::MAX_DEVICES) {
+        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_sum_bytes arguments (device, curve 1 or 2)",
+                          __FILE__, __LINE__);
+        return (int)cudaErrorInvalidValue;
+    }
+    C2P_CUDA_OK(cudaSetDevice(device));
+    if (curve == C2P_CURVE_G1) return (int)msm_bytes<c2p::fp_t>(device, chunk, scalars_at, density != 0, bytes, n);
+    return (int)msm_bytes<c2p::fp2_t>(device, chunk, scalars_at, density != 0, bytes, n);
 }

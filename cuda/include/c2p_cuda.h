@@ -159,6 +159,17 @@ int c2p_cuda_msm(int device, enum c2p_curve curve, const void* points, size_t of
 // Device bytes an MSM of n scalars allocates at most (as if none were 0 or 1).
 int c2p_cuda_msm_bytes(int device, enum c2p_curve curve, size_t n, enum c2p_scalars_at scalars_at, int density,
                        size_t* bytes);
+// One MSM's sum over chunks of its scalars: buckets kept from chunk to
+// chunk and reduced once (msm.cu).
+typedef struct c2p_msm_sum c2p_msm_sum;
+int c2p_cuda_msm_sum_new(int device, enum c2p_curve curve, size_t n, c2p_msm_sum** out);
+int c2p_cuda_msm_sum_add(c2p_msm_sum* sum, const void* points, size_t offset, const void* scalars,
+                         enum c2p_scalars_at scalars_at, const uint64_t* density, size_t n, c2p_msm_timing* timing);
+int c2p_cuda_msm_sum_total(c2p_msm_sum* sum, void* out);
+int c2p_cuda_msm_sum_free(c2p_msm_sum* sum);
+// Device bytes of a sum for n scalars in all with one chunk of `chunk` going in.
+int c2p_cuda_msm_sum_bytes(int device, enum c2p_curve curve, size_t n, size_t chunk, enum c2p_scalars_at scalars_at,
+                           int density, size_t* bytes);
 
 // ---- H step and NTT ----
 

@@ -375,8 +375,8 @@ __global__ void __launch_bounds__(SHARED_SUM_THREADS)
     partial[k] = acc.get();
 }
 
-// Bucket sums: the partial sums of each run's chunks, written to the
-// window's dense bucket array at the run's key (buckets start as infinity).
+// Bucket sums: the partial sums of each run's chunks, added to the
+// window's dense bucket array at the run's key.
 // A thread sums a run of at most LONG_RUN chunks; longer runs (a bucket
 // holding a large share of the scalars: all scalars equal, or few distinct
 // ones) are summed by a warp each in sum_long_runs. Not fewer: a warp spends 32
@@ -394,7 +394,9 @@ __global__ void sum_runs(const P* partial, const uint32_t* chunk_offsets, const 
     if (first == end || end - first > LONG_RUN) return;
     P acc = partial[first];
     for (uint32_t k = first + 1; k < end; k++) acc = acc + partial[k];
-    buckets[run_keys[r]] = acc;
+    // Added to the bucket, not stored: a sum carried over chunks holds the
+    // earlier chunks' there (one run per bucket in a launch).
+    buckets[run_keys[r]] = buckets[run_keys[r]] + acc;
 }
 
 // p of lane + offset (the lane's own p where that is beyond the warp), word
@@ -433,7 +435,7 @@ __global__ void sum_long_runs(const P* partial, const uint32_t* chunk_offsets, c
                 const P other = shuffle_down(acc, offset);
                 acc = acc + other;
             }
-            if (lane == 0) buckets[run_keys[r]] = acc;
+            if (lane == 0) buckets[run_keys[r]] = buckets[run_keys[r]] + acc;  // as sum_runs
         }
     }
 }

@@ -286,7 +286,8 @@ fn overlaps(call: &Call, circuits: usize, gpu: usize, kept: &KeptPoints) -> Resu
 /// step's tables are counted until it has made them.
 fn step_beside_msm_bytes(call: &Call, gpu: usize, kept: &KeptPoints) -> Result<usize> {
     let step = gpu::h_step_bytes(gpu, call.domain.log_m, Some(gpu::HostVectors::Two))?;
-    Ok(step.saturating_add(h_msm_bytes(gpu, kept, least_h_chunk(call.domain.m))))
+    let m = call.domain.m;
+    Ok(step.saturating_add(h_msm_bytes(gpu, kept, m, least_h_chunk(m), 1)))
 }
 
 /// Device bytes of one circuit's h (a scalar per constraint).
@@ -343,7 +344,7 @@ fn h_sums_overlapped(
                 _ => 0,
             };
             let chunk = memory::largest_chunk(gpu, call.domain.m, |chunk| {
-                h_msm_bytes(gpu, kept, chunk).saturating_add(reserve)
+                h_msm_bytes(gpu, kept, call.domain.m, chunk, 1).saturating_add(reserve)
             });
             let step = &step;
             let beside = next
@@ -408,7 +409,7 @@ fn h_sums_in_batches(
         let started = Instant::now();
         let mut batch: Vec<gpu::DeviceScalars> = Vec::new();
         while let Some(&&circuit) = pending.peek() {
-            if !batch.is_empty() && !room_for_another_h(call, gpu)? {
+            if !batch.is_empty() && !room_for_another_h(call, gpu, batch.len())? {
                 break;
             }
             call.check_cancelled()?;
@@ -441,7 +442,8 @@ fn h_sums_in_batches(
             batch.len()
         );
         call.check_cancelled()?;
-        let chunk = memory::largest_chunk(gpu, call.domain.m, |chunk| h_msm_bytes(gpu, kept, chunk));
+        let m = call.domain.m;
+        let chunk = memory::largest_chunk(gpu, m, |chunk| h_msm_bytes(gpu, kept, m, chunk, batch.len()));
         sums.extend(h_msm(call, gpu, kept, &batch, chunk)?);
         STATS.add(Stage::MsmH, h_done.elapsed());
     }
@@ -481,15 +483,16 @@ fn h_step(
     Ok(h)
 }
 
-/// Device bytes of H's MSM on GPU `gpu` in chunks of `chunk` scalars beside
-/// its h: two chunks of H's points going up and a chunk's MSM, or the MSM
-/// alone over H's points kept on the GPU.
-fn h_msm_bytes(gpu: usize, kept: &KeptPoints, chunk: usize) -> usize {
+/// Device bytes of H's MSM for `circuits` h of m scalars on GPU `gpu` in
+/// chunks of `chunk` scalars beside the h: two chunks of H's points going
+/// up, each circuit's buckets and a chunk's MSM, or the MSM alone over H's
+/// points kept on the GPU.
+fn h_msm_bytes(gpu: usize, kept: &KeptPoints, m: usize, chunk: usize, circuits: usize) -> usize {
     match kept.of(Query::H) {
         Some(_) => {
             gpu::msm_bytes(gpu, Curve::G1, chunk, ScalarsAt::DeviceShared, false).unwrap_or(usize::MAX)
         }
-        None => super::streamed::over_device_scalars_bytes::<G1>(gpu, chunk),
+        None => super::streamed::over_device_scalars_bytes::<G1>(gpu, m, chunk, circuits),
     }
 }
 
@@ -536,13 +539,14 @@ fn step_vectors(call: &Call, gpu: usize) -> Result<gpu::HostVectors> {
     })
 }
 
-/// Whether GPU `gpu` has room, beside the h it holds now, for another H
-/// step and then for H's MSM over streamed chunks of `least_h_chunk`.
-fn room_for_another_h(call: &Call, gpu: usize) -> Result<bool> {
+/// Whether GPU `gpu` has room, beside the `held` h it holds now, for
+/// another H step and then for H's MSM over streamed chunks of
+/// `least_h_chunk` for them all.
+fn room_for_another_h(call: &Call, gpu: usize, held: usize) -> Result<bool> {
     let log_m = call.domain.log_m;
     let m = 1usize << log_m;
     let step = gpu::h_step_bytes(gpu, log_m, Some(gpu::HostVectors::Two))?;
-    let msm = super::streamed::over_device_scalars_bytes::<G1>(gpu, least_h_chunk(m));
+    let msm = super::streamed::over_device_scalars_bytes::<G1>(gpu, m, least_h_chunk(m), held + 1);
     // The next h takes a scalar per constraint after its step.
     Ok(memory::fits(
         gpu,

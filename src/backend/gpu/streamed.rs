@@ -3,7 +3,8 @@
 //! bitmap, when there is one, is applied on the device chunk by chunk.
 
 use super::{
-    memory, msm, upload_scalars, Checked, DeviceGroup, DevicePoints, DeviceScalars, Scalars, ScalarsAt,
+    memory, msm, upload_scalars, Checked, DeviceGroup, DevicePoints, DeviceScalars, MsmSum, Scalars,
+    ScalarsAt,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::math::{bits_set_below, Fr, G1, G2};
@@ -98,26 +99,42 @@ fn streamed_msms_in_chunks<P: DeviceGroup>(
 
 /// Σ h_i·points[i] for each of `scalars` (h of several circuits, left on
 /// GPU `device` by their H steps), with the points in host memory: each
-/// chunk of points goes up once for all of them. The MSMs only read the
-/// scalars (each converts a copy of its chunk), so they stay whole for
-/// whatever runs after, the CPU included if this fails. Device memory
-/// beside the scalars: two chunks of points and one chunk's MSM, within
-/// the room.
+/// chunk of points goes up once for all of them, and each circuit's chunks
+/// add into buckets kept on the GPU until the last (one reduction per
+/// circuit, not per chunk). The MSMs only read the scalars (each converts a
+/// copy of its chunk), so they stay whole for whatever runs after, the CPU
+/// included if this fails. Device memory beside the scalars: two chunks of
+/// points, every circuit's buckets and one chunk's MSM, within the room.
 pub fn streamed_msms_over_device_scalars<P: DeviceGroup>(
     device: usize,
     points: &[P::Affine],
     scalars: &[DeviceScalars],
 ) -> Result<Vec<P>> {
     let n = scalars.first().map_or(0, |s| s.len());
-    let chunk = memory::largest_chunk(device, n, |chunk| over_device_scalars_bytes::<P>(device, chunk));
+    let chunk = memory::largest_chunk(device, n, |chunk| {
+        over_device_scalars_bytes::<P>(device, n, chunk, scalars.len())
+    });
     streamed_msms_over_device_scalars_in_chunks(device, points, scalars, chunk)
 }
 
-/// Device bytes of `streamed_msms_over_device_scalars` in chunks of
-/// `chunk` scalars, beside the scalars.
-pub(super) fn over_device_scalars_bytes<P: DeviceGroup>(device: usize, chunk: usize) -> usize {
-    let msm = super::msm_bytes(device, P::CURVE, chunk, ScalarsAt::DeviceShared, false).unwrap_or(usize::MAX);
-    (2 * chunk * P::POINT_BYTES).saturating_add(msm)
+/// Device bytes of `streamed_msms_over_device_scalars` for `sums` vectors
+/// of `n` scalars in chunks of `chunk`, beside the scalars.
+pub(super) fn over_device_scalars_bytes<P: DeviceGroup>(
+    device: usize,
+    n: usize,
+    chunk: usize,
+    sums: usize,
+) -> usize {
+    let at = ScalarsAt::DeviceShared;
+    let (Ok(first), Ok(each)) = (
+        super::msm_sum_bytes(device, P::CURVE, n, chunk, at, false),
+        super::msm_sum_bytes(device, P::CURVE, n, 0, at, false),
+    ) else {
+        return usize::MAX;
+    };
+    (2 * chunk * P::POINT_BYTES)
+        .saturating_add(first)
+        .saturating_add(each.saturating_mul(sums.saturating_sub(1)))
 }
 
 /// `streamed_msms_over_device_scalars` with chunks of `chunk` scalars.
@@ -128,14 +145,17 @@ pub fn streamed_msms_over_device_scalars_in_chunks<P: DeviceGroup>(
     chunk: usize,
 ) -> Result<Vec<P>> {
     let n = device_scalars_over(scalars, points.len())?;
-    let mut sums = vec![P::identity(); scalars.len()];
+    let mut sums = scalars
+        .iter()
+        .map(|_| MsmSum::<P>::new(device, n))
+        .collect::<Result<Vec<_>>>()?;
     over_chunks::<P>(device, points, &chunks(n, chunk, None), |current, c| {
         for (sum, scalars) in sums.iter_mut().zip(scalars) {
-            *sum = *sum + msm::<P>(current, 0, Scalars::SharedPart(scalars, c.scalars.clone()), None)?;
+            sum.add(current, 0, Scalars::SharedPart(scalars, c.scalars.clone()), None)?;
         }
         Ok(())
     })?;
-    Ok(sums)
+    sums.into_iter().map(MsmSum::total).collect()
 }
 
 /// The length of `scalars`' vectors, once they are checked to be of one

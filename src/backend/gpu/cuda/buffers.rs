@@ -121,17 +121,16 @@ impl DevicePoints {
         self.curve
     }
 
-    /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
-    /// Jacobian point of this vector's group); with a density bitmap, only
-    /// the scalars whose bit is set, the k-th meeting points[offset + k].
-    fn msm_into(
+    /// `scalars` as an MSM over these points from `offset` takes them
+    /// (their address, where they are, how many), once they, the density
+    /// bitmap and the points they meet are checked to fit.
+    fn msm_scalars(
         &self,
         offset: usize,
-        scalars: Scalars,
+        scalars: &Scalars,
         density: Option<&[u64]>,
-        out: *mut c_void,
-    ) -> Result<MsmTiming> {
-        let (ptr, on_device, n, gpu) = match &scalars {
+    ) -> Result<(*const c_void, ScalarsAt, usize)> {
+        let (ptr, on_device, n, gpu) = match scalars {
             Scalars::Host(s) => (
                 s.as_ptr().cast::<c_void>(),
                 ScalarsAt::Host,
@@ -197,6 +196,20 @@ impl DevicePoints {
                 self.len
             )));
         }
+        Ok((ptr, on_device, n))
+    }
+
+    /// Σ scalars[i]·points[offset + i] on the GPU, into `out` (a blst
+    /// Jacobian point of this vector's group); with a density bitmap, only
+    /// the scalars whose bit is set, the k-th meeting points[offset + k].
+    fn msm_into(
+        &self,
+        offset: usize,
+        scalars: Scalars,
+        density: Option<&[u64]>,
+        out: *mut c_void,
+    ) -> Result<MsmTiming> {
+        let (ptr, on_device, n) = self.msm_scalars(offset, &scalars, density)?;
         let mut timing = MsmTiming::default();
         // SAFETY: the points are this handle's live device array, with
         // offset + (points the scalars meet) in range (checked); the
@@ -227,6 +240,122 @@ impl DevicePoints {
         log::trace!("GPU MSM of {n}: {timing:?}");
         Ok(timing)
     }
+}
+
+/// One MSM whose scalars come in chunks (H's MSM over streamed points):
+/// each chunk adds into buckets kept on the GPU, reduced once by `total`,
+/// where an MSM per chunk reduces its own each time. Freed on drop.
+pub struct MsmSum<P: DeviceGroup> {
+    sum: *mut c_void,
+    device: usize,
+    _group: std::marker::PhantomData<P>,
+}
+
+// SAFETY: the sum is the library's device state behind a handle, used by
+// one thread at a time (`add` and `total` take it mutably) from any thread
+// (the CUDA calls set the device themselves).
+unsafe impl<P: DeviceGroup> Send for MsmSum<P> {}
+
+impl<P: DeviceGroup> MsmSum<P> {
+    /// An empty sum on GPU `device` for an MSM of `n` scalars in all (its
+    /// windows as wide as that MSM's).
+    pub fn new(device: usize, n: usize) -> Result<Self> {
+        let mut sum = std::ptr::null_mut();
+        // SAFETY: `sum` is a valid location; the function checks its
+        // arguments and writes a live sum there only on success.
+        let status = unsafe { c2p_cuda_msm_sum_new(device as c_int, P::CURVE, n, &mut sum) };
+        check(status, "a GPU MSM's sum")?;
+        Ok(MsmSum {
+            sum,
+            device,
+            _group: std::marker::PhantomData,
+        })
+    }
+
+    /// Adds Σ scalars[i]·points[offset + i] (with a density, as `msm`).
+    pub fn add(
+        &mut self,
+        points: &DevicePoints,
+        offset: usize,
+        scalars: Scalars,
+        density: Option<&[u64]>,
+    ) -> Result<MsmTiming> {
+        if points.curve != P::CURVE || points.buf.device as usize != self.device {
+            return Err(Error::invalid(format!(
+                "{:?} points on GPU {} for a {:?} sum on GPU {}",
+                points.curve,
+                points.buf.device,
+                P::CURVE,
+                self.device
+            )));
+        }
+        let (ptr, on_device, n) = points.msm_scalars(offset, &scalars, density)?;
+        let mut timing = MsmTiming::default();
+        // SAFETY: the sum is live (freed only on drop); the points, the
+        // scalars and the density are checked as for `msm` (same GPU, in
+        // range, consumed scalars dropped after); timing is a valid location.
+        let status = unsafe {
+            c2p_cuda_msm_sum_add(
+                self.sum,
+                points.buf.ptr,
+                offset,
+                ptr,
+                on_device,
+                density.map_or(std::ptr::null(), <[u64]>::as_ptr),
+                n,
+                &mut timing,
+            )
+        };
+        drop(scalars);
+        check(status, "GPU MSM (a chunk of a sum)")?;
+        log::trace!("GPU MSM of {n} into a sum: {timing:?}");
+        Ok(timing)
+    }
+
+    /// The sum of every chunk added.
+    pub fn total(mut self) -> Result<P> {
+        let mut out = P::identity();
+        // SAFETY: the sum is live; `out` has room for one Jacobian point of
+        // the sum's curve (P::CURVE, as made).
+        let status = unsafe { c2p_cuda_msm_sum_total(self.sum, (&mut out as *mut P).cast()) };
+        check(status, "GPU MSM (a sum's total)")?;
+        self.free();
+        Ok(out)
+    }
+
+    fn free(&mut self) {
+        // SAFETY: the sum was made by c2p_cuda_msm_sum_new and is freed
+        // once (the pointer cleared after).
+        let status = unsafe { c2p_cuda_msm_sum_free(self.sum) };
+        self.sum = std::ptr::null_mut();
+        if let Err(e) = check(status, "freeing a GPU MSM's sum") {
+            log::warn!("GPU {}: {e}", self.device);
+        }
+    }
+}
+
+impl<P: DeviceGroup> Drop for MsmSum<P> {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+/// Device bytes of an `MsmSum` for `n` scalars in all with a chunk of
+/// `chunk` going in (scalars at `at`, with a density or not).
+pub fn msm_sum_bytes(
+    device: usize,
+    curve: Curve,
+    n: usize,
+    chunk: usize,
+    at: ScalarsAt,
+    density: bool,
+) -> Result<usize> {
+    let mut bytes = 0usize;
+    // SAFETY: `bytes` is a valid location; the function checks its arguments.
+    let status =
+        unsafe { c2p_cuda_msm_sum_bytes(device as c_int, curve, n, chunk, at, density as c_int, &mut bytes) };
+    check(status, "querying a GPU MSM sum's device memory")?;
+    Ok(bytes)
 }
 
 /// Where one GPU MSM's time went, in ms (the layout of `c2p_msm_timing`).

@@ -114,6 +114,29 @@ extern "C" {
         density: c_int,
         bytes: *mut usize,
     ) -> c_int;
+    pub(super) fn c2p_cuda_msm_sum_new(device: c_int, curve: Curve, n: usize, out: *mut *mut c_void)
+        -> c_int;
+    pub(super) fn c2p_cuda_msm_sum_add(
+        sum: *mut c_void,
+        points: *const c_void,
+        offset: usize,
+        scalars: *const c_void,
+        scalars_at: ScalarsAt,
+        density: *const u64,
+        n: usize,
+        timing: *mut MsmTiming,
+    ) -> c_int;
+    pub(super) fn c2p_cuda_msm_sum_total(sum: *mut c_void, out: *mut c_void) -> c_int;
+    pub(super) fn c2p_cuda_msm_sum_free(sum: *mut c_void) -> c_int;
+    pub(super) fn c2p_cuda_msm_sum_bytes(
+        device: c_int,
+        curve: Curve,
+        n: usize,
+        chunk: usize,
+        scalars_at: ScalarsAt,
+        density: c_int,
+        bytes: *mut usize,
+    ) -> c_int;
     pub(super) fn c2p_cuda_quotient(
         device: c_int,
         log_m: c_int,
