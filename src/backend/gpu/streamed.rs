@@ -361,7 +361,7 @@ pub struct SharedSums {
 /// for every vector, the next chunk's points going up (a thread of its
 /// own) during the current chunk's MSMs. `between` runs before each
 /// vector's chunk (a cancelled call stops there). Device memory: two
-/// chunks of every term's points, one chunk of scalars and the largest of
+/// chunks of every term's points, one chunk of scalars and the sum of
 /// one chunk's MSMs, within the room.
 pub fn streamed_msms_sharing_scalars(
     device: usize,
@@ -377,7 +377,7 @@ pub fn streamed_msms_sharing_scalars(
 
 /// Device bytes of `streamed_msms_sharing_scalars` in chunks of `chunk`
 /// scalars (rounded up to a multiple of 64): two chunks of every term's
-/// points, one chunk of scalars and the largest of one chunk's MSMs.
+/// points, one chunk of scalars and the sum of one chunk's MSMs (they run at once).
 pub fn shared_chunk_bytes(
     device: usize,
     g1: &[HostTerm<G1>],
@@ -391,12 +391,12 @@ pub fn shared_chunk_bytes(
         .map(|c| c.upload_bytes(g1, g2))
         .max()
         .unwrap_or(0);
+    // The terms' MSMs run at once.
     let msm = g1
         .iter()
         .map(|t| t.msm_bytes(device, chunk))
         .chain(g2.iter().map(|t| t.msm_bytes(device, chunk)))
-        .max()
-        .unwrap_or(0);
+        .fold(0usize, usize::saturating_add);
     (2 * points)
         .saturating_add(std::mem::size_of::<Fr>() * chunk)
         .saturating_add(msm)
@@ -450,17 +450,52 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
                 between()?;
                 let check = values.check.map(|check| check.from(c.scalars.start));
                 let on_device = upload_scalars(device, &values.values[c.scalars.clone()], check)?;
-                for (k, (t, points)) in g1.iter().zip(&points_g1).enumerate() {
-                    t.add_msm(&mut sums.g1[k][v], (points, &c.g1[k]), &c.scalars, &on_device)?;
-                }
-                for (k, (t, points)) in g2.iter().zip(&points_g2).enumerate() {
-                    t.add_msm(&mut sums.g2[k][v], (points, &c.g2[k]), &c.scalars, &on_device)?;
-                }
+                let on_device = &on_device;
+                // The terms' MSMs at once, each on its own stream: an MSM
+                // over few scalars other than 0 and 1 waits on the host
+                // between its kernels, and the others fill the GPU then.
+                std::thread::scope(|scope| {
+                    let g1_msms: Vec<_> = g1
+                        .iter()
+                        .zip(&points_g1)
+                        .zip(sums.g1.iter_mut())
+                        .zip(&c.g1)
+                        .map(|(((t, points), sums), range)| {
+                            scope.spawn(move || {
+                                t.add_msm(&mut sums[v], (points, range), &c.scalars, on_device)
+                            })
+                        })
+                        .collect();
+                    let g2_msms: Vec<_> = g2
+                        .iter()
+                        .zip(&points_g2)
+                        .zip(sums.g2.iter_mut())
+                        .zip(&c.g2)
+                        .map(|(((t, points), sums), range)| {
+                            scope.spawn(move || {
+                                t.add_msm(&mut sums[v], (points, range), &c.scalars, on_device)
+                            })
+                        })
+                        .collect();
+                    // Every MSM ends before the first error is reported.
+                    let ended: Vec<Result<()>> = g1_msms.into_iter().chain(g2_msms).map(joined).collect();
+                    ended.into_iter().collect::<Result<()>>()
+                })?;
             }
             Ok(())
         },
     )?;
     Ok(sums)
+}
+
+/// What a scoped thread returned, its panic as an error.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+    handle.join().unwrap_or_else(|_| {
+        Err(Error::new(
+            ErrorKind::Panic,
+            "internal error: an MSM's thread panicked",
+        ))
+    })
 }
 
 /// One chunk of `streamed_msms_sharing_scalars`: its scalars, and the
