@@ -118,14 +118,19 @@ pub fn largest_chunk(device: usize, n: usize, bytes: impl Fn(usize) -> usize) ->
 
 /// The least device memory any plan for a domain of 2^log_m needs on GPU
 /// `device`: the H side with everything uploaded in the lane (in two
-/// vectors, as the streamed path does), or a streamed MSM's two smallest
-/// chunks of G2 points and its working set, whichever is larger, and the
-/// slack.
+/// vectors, as the streamed path does), or the witness MSMs over the
+/// smallest chunks (two chunks of the four aux terms' points, a chunk of
+/// aux values and the four MSMs' working sets, as they run at once),
+/// whichever is larger, and the slack.
 pub fn smallest_plan(device: usize, log_m: u32) -> Result<usize> {
     let chunk = MIN_STREAM_CHUNK;
-    // B_G2's MSM, the largest per point, applies a density.
-    let streamed = 2 * chunk * 192 + super::msm_bytes(device, Curve::G2, chunk, ScalarsAt::Host, true)?;
-    Ok(h_side(device, log_m, Some(HostVectors::Two))?.max(streamed) + SLACK)
+    let shared = ScalarsAt::DeviceShared;
+    // L without a density; A and B_G1 in G1 and B_G2 in G2 with one.
+    let msms = super::msm_bytes(device, Curve::G1, chunk, shared, false)?
+        + 2 * super::msm_bytes(device, Curve::G1, chunk, shared, true)?
+        + super::msm_bytes(device, Curve::G2, chunk, shared, true)?;
+    let witness = 2 * chunk * (3 * 96 + 192) + FR * chunk + msms;
+    Ok(h_side(device, log_m, Some(HostVectors::Two))?.max(witness) + SLACK)
 }
 
 /// Fails with `OutOfMemory` before any work when GPU `device`'s budget is
