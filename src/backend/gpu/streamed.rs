@@ -218,17 +218,30 @@ fn pipelined<C: Sync, T: Send>(
         let upload = &upload;
         let start = |i: usize| chunks.get(i).map(|c| scope.spawn(move || upload(c)));
         let mut next = start(0);
+        // Time spent waiting for uploads beyond the first: where it is
+        // large, the link (or the staging buffers' turns), not the MSMs,
+        // is the bound.
+        let mut waited = std::time::Duration::ZERO;
         for (i, c) in chunks.iter().enumerate() {
             let Some(pending) = next.take() else { break };
+            let asked = std::time::Instant::now();
             let current = pending.join().unwrap_or_else(|_| {
                 Err(Error::new(
                     ErrorKind::Panic,
                     "internal error: the point upload thread panicked",
                 ))
             })?;
+            if i > 0 {
+                waited += asked.elapsed();
+            }
             next = start(i + 1);
             each(current, c)?;
         }
+        log::trace!(
+            "streamed chunks: {} chunks, {:.1} ms waiting for the next chunk's points",
+            chunks.len(),
+            waited.as_secs_f64() * 1e3
+        );
         Ok(())
     })
 }
