@@ -12,7 +12,10 @@
 // (windows × (2^(c−1) + 1) points). All of it is allocated and freed in the call's stream order (no device-wide
 // synchronisation) and freed before the call returns, on success and on
 // failure; the device's memory pool keeps up to $C2P_POOL_KEEP_MIB (an
-// eighth of the device's memory) of it for the next call.
+// eighth of the device's memory) of it for the next call. A sum carried over
+// chunks (c2p_cuda_msm_sum_*) keeps its buckets and the ones' sum from
+// c2p_cuda_msm_sum_new to c2p_cuda_msm_sum_free; each chunk's other buffers
+// are freed as c2p_cuda_msm's are.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -139,7 +142,8 @@ constexpr size_t CUB_SCRATCH = 64ull << 20;
 // The Pippenger part of an MSM whose m scalars reach the buckets on
 // `device`: window width and count, buckets, reduction segments, the
 // window groups sorted at once, and the device bytes all of it takes at
-// most. msm() sizes its buffers by it and c2p_cuda_msm_bytes reports it.
+// most. add_to_sums() sizes its buffers by it, and c2p_cuda_msm_bytes and
+// c2p_cuda_msm_sum_bytes report it.
 template <class F>
 struct pippenger_plan {
     using J = bucket_t<F>;
@@ -719,7 +723,7 @@ extern "C" int c2p_cuda_msm_sum_add(c2p_msm_sum* sum, const void* points, size_t
                                           scalars_on_device, density, n, sum->g2, sum->stream.s, t);
     }
     sum->failed = err != cudaSuccess;
-    if (timing) *timing = t;
+    if (timing && err == cudaSuccess) *timing = t;
     return (int)err;
 }
 

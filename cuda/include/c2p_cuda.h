@@ -5,7 +5,8 @@
 //
 // Every function returns a cudaError_t as int (0 = success); the message of a
 // failure is c2p_cuda_last_error()'s, per host thread. Device memory handed out
-// (c2p_cuda_upload, h_device) is freed with c2p_cuda_free.
+// (c2p_cuda_upload, h_device) is freed with c2p_cuda_free; a carried MSM sum
+// with c2p_cuda_msm_sum_free.
 #pragma once
 
 #include <stddef.h>
@@ -160,7 +161,9 @@ int c2p_cuda_msm(int device, enum c2p_curve curve, const void* points, size_t of
 int c2p_cuda_msm_bytes(int device, enum c2p_curve curve, size_t n, enum c2p_scalars_at scalars_at, int density,
                        size_t* bytes);
 // One MSM's sum over chunks of its scalars: buckets kept from chunk to
-// chunk and reduced once (msm.cu).
+// chunk and reduced once (msm.cu). A sum is used by one host thread at a
+// time (any thread; each call selects its device); after a failed add or
+// total it only takes c2p_cuda_msm_sum_free.
 typedef struct c2p_msm_sum c2p_msm_sum;
 int c2p_cuda_msm_sum_new(int device, enum c2p_curve curve, size_t n, c2p_msm_sum** out);
 int c2p_cuda_msm_sum_add(c2p_msm_sum* sum, const void* points, size_t offset, const void* scalars,

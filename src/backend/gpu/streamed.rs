@@ -117,13 +117,14 @@ pub fn streamed_msms_over_device_scalars<P: DeviceGroup>(
     streamed_msms_over_device_scalars_in_chunks(device, points, scalars, chunk)
 }
 
-/// Device bytes of `streamed_msms_over_device_scalars` for `sums` vectors
-/// of `n` scalars in chunks of `chunk`, beside the scalars.
+/// Device bytes of `streamed_msms_over_device_scalars` for `vectors`
+/// vectors of `n` scalars in chunks of `chunk`, beside the scalars: one
+/// chunk's MSM with its buckets, and the others' buckets.
 pub(super) fn over_device_scalars_bytes<P: DeviceGroup>(
     device: usize,
     n: usize,
     chunk: usize,
-    sums: usize,
+    vectors: usize,
 ) -> usize {
     let at = ScalarsAt::DeviceShared;
     let (Ok(first), Ok(each)) = (
@@ -134,7 +135,7 @@ pub(super) fn over_device_scalars_bytes<P: DeviceGroup>(
     };
     (2 * chunk * P::POINT_BYTES)
         .saturating_add(first)
-        .saturating_add(each.saturating_mul(sums.saturating_sub(1)))
+        .saturating_add(each.saturating_mul(vectors.saturating_sub(1)))
 }
 
 /// `streamed_msms_over_device_scalars` with chunks of `chunk` scalars.
@@ -374,8 +375,8 @@ pub struct SharedSums {
 /// for every vector, the next chunk's points going up (a thread of its
 /// own) during the current chunk's MSMs. `between` runs before each
 /// vector's chunk (a cancelled call stops there). Device memory: two
-/// chunks of every term's points, one chunk of scalars and the sum of
-/// one chunk's MSMs, within the room.
+/// chunks of every term's points, one chunk of scalars and the four
+/// MSMs' working sets together, within the room.
 pub fn streamed_msms_sharing_scalars(
     device: usize,
     g1: &[HostTerm<G1>],
@@ -390,7 +391,8 @@ pub fn streamed_msms_sharing_scalars(
 
 /// Device bytes of `streamed_msms_sharing_scalars` in chunks of `chunk`
 /// scalars (rounded up to a multiple of 64): two chunks of every term's
-/// points, one chunk of scalars and the sum of one chunk's MSMs (they run at once).
+/// points, one chunk of scalars and the terms' MSMs' working sets together (they
+/// run at once).
 pub fn shared_chunk_bytes(
     device: usize,
     g1: &[HostTerm<G1>],
