@@ -683,12 +683,15 @@ extern "C" int c2p_cuda_msm_sum_new(int device, c2p_curve curve, size_t n, c2p_m
     }
     sum->device = device;
     sum->curve = curve;
-    cudaError_t err = cudaSetDevice(device);
-    if (err == cudaSuccess) err = c2p::host::keep_pool_memory(device);
-    if (err == cudaSuccess) err = sum->stream.create();
-    if (err == cudaSuccess)
-        err = curve == C2P_CURVE_G1 ? sum_new<c2p::fp_t>(device, n, sum->g1, sum->stream.s)
-                                    : sum_new<c2p::fp2_t>(device, n, sum->g2, sum->stream.s);
+    // Each failure recorded with its call (C2P_CUDA_OK), the sum deleted.
+    auto make = [&]() -> cudaError_t {
+        C2P_CUDA_OK(cudaSetDevice(device));
+        C2P_CUDA_OK(c2p::host::keep_pool_memory(device));
+        C2P_CUDA_OK(sum->stream.create());
+        if (curve == C2P_CURVE_G1) return sum_new<c2p::fp_t>(device, n, sum->g1, sum->stream.s);
+        return sum_new<c2p::fp2_t>(device, n, sum->g2, sum->stream.s);
+    };
+    const cudaError_t err = make();
     if (err != cudaSuccess) {
         delete sum;
         return (int)err;
@@ -710,18 +713,17 @@ extern "C" int c2p_cuda_msm_sum_add(c2p_msm_sum* sum, const void* points, size_t
         return (int)cudaErrorInvalidValue;
     }
     c2p_msm_timing t{};
-    cudaError_t err = cudaSuccess;
-    if (n > 0) {
-        err = cudaSetDevice(sum->device);
+    auto add = [&]() -> cudaError_t {
+        if (n == 0) return cudaSuccess;
+        C2P_CUDA_OK(cudaSetDevice(sum->device));
         const fr_t* s = static_cast<const fr_t*>(scalars);
-        if (err == cudaSuccess && sum->curve == C2P_CURVE_G1)
-            err = add_to_sums<c2p::fp_t>(sum->device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset,
-                                         s, scalars_on_device, density, n, sum->g1, sum->stream.s, t);
-        else if (err == cudaSuccess)
-            err = add_to_sums<c2p::fp2_t>(sum->device,
-                                          static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset, s,
-                                          scalars_on_device, density, n, sum->g2, sum->stream.s, t);
-    }
+        if (sum->curve == C2P_CURVE_G1)
+            return add_to_sums<c2p::fp_t>(sum->device, static_cast<const c2p::affine_t<c2p::fp_t>*>(points) + offset,
+                                          s, scalars_on_device, density, n, sum->g1, sum->stream.s, t);
+        return add_to_sums<c2p::fp2_t>(sum->device, static_cast<const c2p::affine_t<c2p::fp2_t>*>(points) + offset,
+                                       s, scalars_on_device, density, n, sum->g2, sum->stream.s, t);
+    };
+    const cudaError_t err = add();
     sum->failed = err != cudaSuccess;
     if (timing && err == cudaSuccess) *timing = t;
     return (int)err;
@@ -734,16 +736,20 @@ extern "C" int c2p_cuda_msm_sum_total(c2p_msm_sum* sum, void* out) {
         c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_msm_sum_total of a sum that failed", __FILE__, __LINE__);
         return (int)cudaErrorInvalidValue;
     }
-    cudaError_t err = cudaSetDevice(sum->device);
-    if (err == cudaSuccess && sum->curve == C2P_CURVE_G1) {
-        c2p::jacobian_t<c2p::fp_t> r;
-        err = sum->g1.total(sum->stream.s, &r);
-        if (err == cudaSuccess) memcpy(out, &r, sizeof r);
-    } else if (err == cudaSuccess) {
-        c2p::jacobian_t<c2p::fp2_t> r;
-        err = sum->g2.total(sum->stream.s, &r);
-        if (err == cudaSuccess) memcpy(out, &r, sizeof r);
-    }
+    auto total = [&]() -> cudaError_t {
+        C2P_CUDA_OK(cudaSetDevice(sum->device));
+        if (sum->curve == C2P_CURVE_G1) {
+            c2p::jacobian_t<c2p::fp_t> r;
+            C2P_CUDA_OK(sum->g1.total(sum->stream.s, &r));
+            memcpy(out, &r, sizeof r);
+        } else {
+            c2p::jacobian_t<c2p::fp2_t> r;
+            C2P_CUDA_OK(sum->g2.total(sum->stream.s, &r));
+            memcpy(out, &r, sizeof r);
+        }
+        return cudaSuccess;
+    };
+    const cudaError_t err = total();
     sum->failed = err != cudaSuccess;
     return (int)err;
 }
@@ -753,6 +759,7 @@ extern "C" int c2p_cuda_msm_sum_total(c2p_msm_sum* sum, void* out) {
 extern "C" int c2p_cuda_msm_sum_free(c2p_msm_sum* sum) {
     if (sum == nullptr) return 0;
     const cudaError_t err = cudaSetDevice(sum->device);
+    if (err != cudaSuccess) c2p::record_error(err, "cudaSetDevice before freeing an MSM sum", __FILE__, __LINE__);
     delete sum;
     return (int)err;
 }

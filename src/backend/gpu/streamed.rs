@@ -465,33 +465,13 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
                 between()?;
                 let check = values.check.map(|check| check.from(c.scalars.start));
                 let on_device = upload_scalars(device, &values.values[c.scalars.clone()], check)?;
-                let on_device = &on_device;
                 // The terms' MSMs at once, each on its own stream: an MSM
                 // over few scalars other than 0 and 1 waits on the host
                 // between its kernels, and the others fill the GPU then.
                 std::thread::scope(|scope| {
-                    let g1_msms: Vec<_> = g1
-                        .iter()
-                        .zip(&points_g1)
-                        .zip(sums.g1.iter_mut())
-                        .zip(&c.g1)
-                        .map(|(((t, points), sums), range)| {
-                            scope.spawn(move || {
-                                t.add_msm(&mut sums[v], (points, range), &c.scalars, on_device)
-                            })
-                        })
-                        .collect();
-                    let g2_msms: Vec<_> = g2
-                        .iter()
-                        .zip(&points_g2)
-                        .zip(sums.g2.iter_mut())
-                        .zip(&c.g2)
-                        .map(|(((t, points), sums), range)| {
-                            scope.spawn(move || {
-                                t.add_msm(&mut sums[v], (points, range), &c.scalars, on_device)
-                            })
-                        })
-                        .collect();
+                    let at = (v, &c.scalars, &on_device);
+                    let g1_msms = spawn_msms(scope, g1, &points_g1, &mut sums.g1, &c.g1, at);
+                    let g2_msms = spawn_msms(scope, g2, &points_g2, &mut sums.g2, &c.g2, at);
                     // Every MSM ends before the first error is reported.
                     let ended: Vec<Result<()>> = g1_msms.into_iter().chain(g2_msms).map(joined).collect();
                     ended.into_iter().collect::<Result<()>>()
@@ -501,6 +481,28 @@ pub fn streamed_msms_sharing_scalars_in_chunks(
         },
     )?;
     Ok(sums)
+}
+
+/// Each of `terms`' MSMs over its chunk's points (`points`, the points
+/// `ranges` of its own) and the chunk `scalars` of the v-th vector at
+/// `on_device`, added to its v-th sum, on a thread of its own in `scope`.
+fn spawn_msms<'scope, P: DeviceGroup>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    terms: &'scope [HostTerm<'_, P>],
+    points: &'scope [Option<DevicePoints>],
+    sums: &'scope mut [Vec<P>],
+    ranges: &'scope [Range<usize>],
+    (v, scalars, on_device): (usize, &'scope Range<usize>, &'scope DeviceScalars),
+) -> Vec<std::thread::ScopedJoinHandle<'scope, Result<()>>> {
+    terms
+        .iter()
+        .zip(points)
+        .zip(sums)
+        .zip(ranges)
+        .map(|(((t, points), sums), range)| {
+            scope.spawn(move || t.add_msm(&mut sums[v], (points, range), scalars, on_device))
+        })
+        .collect()
 }
 
 /// What a scoped thread returned, its panic as an error.
