@@ -598,6 +598,154 @@ mod msm {
             .collect()
     }
 
+    /// The packing of an H step's a, b, c for upload, on the host (no GPU
+    /// needed: this runs in CI): each part of 65536 values is its nonzero
+    /// values in order, then a bit per value (set where nonzero), or the
+    /// part as it is where that is not shorter; every value comes back, and
+    /// the first value not below r is named wherever it falls.
+    #[test]
+    fn packed_uploads_keep_every_value_and_find_the_first_not_below_the_modulus() {
+        use c2prover::backend::gpu::packed_copy_on_host;
+        const PART: usize = 1 << 16;
+        // The values back from the staging bytes, as the device spreads them.
+        let unpack = |bytes: &[u8], kept: &[u32], n: usize| -> Vec<u8> {
+            let mut out = Vec::with_capacity(32 * n);
+            for (p, &k) in kept.iter().enumerate() {
+                let len = PART.min(n - p * PART);
+                let part = &bytes[32 * p * PART..32 * (p * PART + len)];
+                if k == u32::MAX {
+                    out.extend_from_slice(part);
+                    continue;
+                }
+                let (values, bits) = part.split_at(32 * k as usize);
+                let mut next = values.chunks_exact(32);
+                for i in 0..len {
+                    let word = u64::from_le_bytes(bits[8 * (i / 64)..8 * (i / 64) + 8].try_into().unwrap());
+                    if word >> (i % 64) & 1 == 1 {
+                        out.extend_from_slice(next.next().expect("a bit for every kept value"));
+                    } else {
+                        out.extend_from_slice(&[0u8; 32]);
+                    }
+                }
+                assert!(
+                    next.next().is_none(),
+                    "part {p} keeps {k} values but sets fewer bits"
+                );
+            }
+            out
+        };
+        let bytes_of = |values: &[Fr]| -> Vec<u8> { values.iter().flat_map(Fr::to_mont_bytes).collect() };
+        let stage = 1usize << 21;
+        for n in [
+            0usize,
+            1,
+            63,
+            64,
+            65,
+            PART - 1,
+            PART,
+            3 * PART + 100,
+            stage + PART + 7,
+        ] {
+            for zeros in [0u32, 3, 49, 80, 100] {
+                let values = scalars(n, zeros, 10, 1000 + n as u64 + zeros as u64);
+                let (packed, kept, found) = packed_copy_on_host(&values).unwrap();
+                assert_eq!(kept.len(), n.div_ceil(PART), "{n} values: a count per part");
+                assert!(
+                    unpack(&packed, &kept, n) == bytes_of(&values),
+                    "{n} values, {zeros} % zeros: unpacked differ"
+                );
+                assert_eq!(found, None, "{n} values below r");
+                // Parts worth packing are packed: at half zeros and up, all.
+                if zeros >= 49 && n >= 64 {
+                    assert!(
+                        kept.iter().all(|&k| k != u32::MAX),
+                        "{n} values, {zeros} % zeros: {kept:?}"
+                    );
+                }
+                if zeros == 0 && n >= 64 {
+                    assert!(
+                        kept.iter().all(|&k| k == u32::MAX),
+                        "{n} values without zeros: {kept:?}"
+                    );
+                }
+            }
+        }
+        // The first value not below r, in a packed part and in one as it is.
+        let r = [
+            0xffffffff00000001u64,
+            0x53bda402fffe5bfe,
+            0x3339d80809a1d805,
+            0x73eda753299d7d48,
+        ];
+        let n = stage + 2 * PART;
+        for zeros in [0u32, 80] {
+            for at in [0, 5, PART + 1, stage + PART + 3] {
+                let mut values = scalars(n, zeros, 10, 77);
+                values[at] = Fr::slice_from_limbs(&[r])[0];
+                values[n - 1] = Fr::slice_from_limbs(&[[0, 0, 0, u64::MAX]])[0];
+                let (packed, kept, found) = packed_copy_on_host(&values).unwrap();
+                assert_eq!(found, Some(at), "{zeros} % zeros, the first not below r at {at}");
+                assert!(
+                    unpack(&packed, &kept, n) == bytes_of(&values),
+                    "{zeros} % zeros, unpacked differ"
+                );
+            }
+        }
+    }
+
+    /// a, b, c go up packed (nonzero values and a bit per value, in parts of
+    /// 65536): h equals the CPU's whatever their share of zeros (none, all,
+    /// or parts of each side by side), at lengths that end inside a part
+    /// and inside a bitmap word, on the step's own upload and in turn.
+    #[test]
+    #[ignore = "needs a CUDA GPU (run with --include-ignored on the GPU machine)"]
+    fn h_from_a_b_c_of_any_share_of_zeros_equals_cpu() {
+        use c2prover::backend::gpu::{quotient, quotient_on_device, Abc, HostVectors, StepUpload};
+        use c2prover::math::domain::Domain;
+        let _gpu = gpu("h_from_a_b_c_of_any_share_of_zeros_equals_cpu");
+        const PART: usize = 1 << 16;
+        let d = Domain::new(18).unwrap();
+        for len in [d.m, d.m - 1, 2 * PART + 65, PART - 3] {
+            for zeros in [0u32, 1, 50, 97, 100] {
+                let a = scalars(len, zeros, 10, 500 + zeros as u64);
+                let dense = scalars(len, 0, 0, 600 + zeros as u64);
+                // Parts all zeros, without zeros, and as a, side by side.
+                let b: Vec<Fr> = (0..len)
+                    .map(|i| match (i / PART) % 3 {
+                        0 => Fr::ZERO,
+                        1 => dense[i],
+                        _ => a[i],
+                    })
+                    .collect();
+                let c = scalars(len, 100 - zeros, 0, 700 + zeros as u64);
+                let cpu = c2prover::backend::cpu::h::quotient(&d, &a, &b, &c);
+                let (own, _) = quotient(0, &d, &a, &b, &c, true).unwrap();
+                assert!(
+                    own == cpu,
+                    "h differs from the CPU's: {len} entries, {zeros} % zeros in a"
+                );
+                let (h, _) = quotient_on_device(
+                    0,
+                    &d,
+                    Abc::Host {
+                        a: &a,
+                        b: &b,
+                        c: &c,
+                        check: Some(0),
+                        vectors: HostVectors::Two,
+                        upload: StepUpload::InTurn,
+                    },
+                )
+                .unwrap();
+                assert!(
+                    h.to_host().unwrap() == cpu,
+                    "h differs from the CPU's in turn: {len} entries, {zeros} % zeros in a"
+                );
+            }
+        }
+    }
+
     /// a, b, c as products on the GPU over a units circuit's rows (random
     /// rows of 0 to 5 terms, coefficients 1, −1 and others, inputs in the
     /// common part and in the units) give the CPU's products' h, with and
