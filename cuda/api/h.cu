@@ -12,9 +12,7 @@
 // ((4 × 2^14 + 1) × 32 bytes). Everything but the cached tables is freed
 // before the call returns, on success and on failure. Host: a, b, c are
 // uploaded through two 64 MiB pinned staging buffers per device (kept),
-// on a stream of their own, so the transforms of a run while b uploads;
-// packed (nonzero.cuh: half or more of them are zeros), spread out on the
-// device in place.
+// on a stream of their own, so the transforms of a run while b uploads.
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,10 +279,10 @@ cudaError_t quotient(int device, int log_m, const fr_t* a, const fr_t* b, const 
             }
             size_t* check = unreduced ? &unreduced[i] : nullptr;
             if (!abc_device && in_pieces) {
-                C2P_CUDA_OK(c2p::host::upload_in_pieces(device, dev[i], host[i], bytes, upload.s, check, true));
+                C2P_CUDA_OK(c2p::host::upload_in_pieces(device, dev[i], host[i], bytes, upload.s, check));
                 if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
             } else if (!abc_device) {
-                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s, check, true));
+                C2P_CUDA_OK(staged_upload(dev[i], host[i], bytes, *st, slot, upload.s, check));
                 if (pad) C2P_CUDA_OK(cudaMemsetAsync(dev[i] + abc_size, 0, pad, upload.s));
             }
             C2P_CUDA_OK(cudaEventRecord(uploaded[i].ev, upload.s));

@@ -17,7 +17,6 @@
 #include "../common.cuh"
 #include "../ff/bls12_381.cuh"
 #include "memory.cuh"
-#include "nonzero.cuh"
 
 namespace c2p {
 namespace host {
@@ -333,55 +332,20 @@ inline void keep_first_unreduced(size_t* first, size_t base, size_t found) {
 // each, limbs as above) that is not below r, or NONE_UNREDUCED. Values in
 // range differ from r in the top limb all but never, so the loop is one
 // compare per element.
-inline bool below_r(const uint64_t limbs[4]) {
-    if (limbs[3] < fr_modulus_limb(3)) return true;
-    for (int l = 3; l >= 0; l--)
-        if (limbs[l] != fr_modulus_limb(l)) return limbs[l] < fr_modulus_limb(l);
-    return false;  // equal to r
-}
-
 inline size_t first_unreduced(const unsigned char* values, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint64_t limbs[4];
         memcpy(limbs, values + i * FR_BYTES, FR_BYTES);  // the caller's bytes may be unaligned
-        if (!below_r(limbs)) return i;
+        if (limbs[3] < fr_modulus_limb(3)) continue;
+        for (int l = 3; l >= 0; l--) {
+            if (limbs[l] != fr_modulus_limb(l)) {
+                if (limbs[l] > fr_modulus_limb(l)) return i;
+                break;
+            }
+            if (l == 0) return i;  // equal to r
+        }
     }
     return NONE_UNREDUCED;
-}
-
-// Packs the `n` field elements at `src` (n <= PACK_PART) into `dst` as
-// nonzero.cuh says: returns how many are nonzero, or NOT_PACKED when the
-// part went into dst as it is. With `unreduced`, *unreduced becomes the
-// index of the first not below r, or NONE_UNREDUCED (one pass over src).
-inline uint32_t pack_nonzero(char* dst, const char* src, size_t n, size_t* unreduced) {
-    if (unreduced) *unreduced = NONE_UNREDUCED;
-    uint64_t words[PACK_WORDS];
-    uint32_t kept = 0;
-    for (size_t w = 0; w * 64 < n; w++) {
-        uint64_t bits = 0;
-        for (size_t i = w * 64; i < std::min(n, w * 64 + 64); i++) {
-            uint64_t limbs[4];
-            memcpy(limbs, src + i * FR_BYTES, FR_BYTES);
-            if (unreduced && *unreduced == NONE_UNREDUCED && !below_r(limbs)) *unreduced = i;
-            if ((limbs[0] | limbs[1] | limbs[2] | limbs[3]) == 0) continue;
-            memcpy(dst + (size_t)kept * FR_BYTES, limbs, FR_BYTES);
-            kept++;
-            bits |= 1ull << (i - w * 64);
-        }
-        words[w] = bits;
-    }
-    const size_t word_bytes = (n + 63) / 64 * sizeof(uint64_t);
-    if ((size_t)kept * FR_BYTES + word_bytes >= n * FR_BYTES) {
-        memcpy(dst, src, n * FR_BYTES);
-        return NOT_PACKED;
-    }
-    memcpy(dst + (size_t)kept * FR_BYTES, words, word_bytes);
-    return kept;
-}
-
-// Bytes of a part of `n` elements as pack_nonzero left it.
-inline size_t packed_bytes(size_t n, uint32_t kept) {
-    return kept == NOT_PACKED ? n * FR_BYTES : (size_t)kept * FR_BYTES + (n + 63) / 64 * sizeof(uint64_t);
 }
 
 // Host threads that copy between pageable memory and the pinned staging
@@ -399,13 +363,11 @@ class copy_workers {
     // *unreduced becomes the index of the first not below r, or
     // NONE_UNREDUCED: checked as they are copied, so the check costs no
     // second pass over host memory.
-    // With `kept`, each part of PACK_PART elements is packed instead
-    // (pack_nonzero: kept[p] is part p's count), into dst at its own place.
-    void copy(void* dst, const void* src, size_t n, size_t* unreduced = nullptr, uint32_t* kept = nullptr) {
+    void copy(void* dst, const void* src, size_t n, size_t* unreduced = nullptr) {
         if (unreduced) *unreduced = NONE_UNREDUCED;
         if (n == 0) return;  // a job without parts would stay queued
         job j{static_cast<char*>(dst), static_cast<const char*>(src), n, (unsigned)((n + PART - 1) / PART),
-              unreduced != nullptr, kept};
+              unreduced != nullptr};
         std::unique_lock<std::mutex> guard(lock_);
         start_workers();
         queue_.push_back(&j);
@@ -422,9 +384,8 @@ class copy_workers {
         if (unreduced) *unreduced = j.unreduced.load();
     }
 
-    static constexpr size_t PART = 2u << 20;  // a multiple of FR_BYTES
-
   private:
+    static constexpr size_t PART = 2u << 20;  // a multiple of FR_BYTES
     // A checked part is checked then copied in pieces of this size, so the
     // copy reads the piece from cache.
     static constexpr size_t CHECK_PIECE = 64u << 10;
@@ -434,7 +395,6 @@ class copy_workers {
         size_t n;
         unsigned parts;
         bool check;
-        uint32_t* kept;  // with it, the parts are packed
         unsigned next = 0;  // the next part to take (under lock_)
         unsigned done = 0;  // parts copied (under lock_)
         // The first element not below r that any part has found.
@@ -452,12 +412,6 @@ class copy_workers {
 
     static void copy_part(job& j, unsigned part) {
         const size_t off = (size_t)part * PART, len = std::min(PART, j.n - off);
-        if (j.kept) {
-            size_t found = NONE_UNREDUCED;
-            j.kept[part] = pack_nonzero(j.dst + off, j.src + off, len / FR_BYTES, j.check ? &found : nullptr);
-            if (found != NONE_UNREDUCED) keep_smallest(j, off / FR_BYTES + found);
-            return;
-        }
         if (!j.check) {
             memcpy(j.dst + off, j.src + off, len);
             return;
@@ -465,15 +419,14 @@ class copy_workers {
         for (size_t piece = 0; piece < len; piece += CHECK_PIECE) {
             const size_t at = off + piece, bytes = std::min(CHECK_PIECE, len - piece);
             const size_t i = first_unreduced(reinterpret_cast<const unsigned char*>(j.src + at), bytes / FR_BYTES);
-            if (i != NONE_UNREDUCED) keep_smallest(j, at / FR_BYTES + i);
+            if (i != NONE_UNREDUCED) {
+                // The smallest index any part found (parts run in any order).
+                const size_t found = at / FR_BYTES + i;
+                size_t seen = j.unreduced.load();
+                while (found < seen && !j.unreduced.compare_exchange_weak(seen, found)) {
+                }
+            }
             memcpy(j.dst + at, j.src + at, bytes);
-        }
-    }
-
-    // The smallest index any part found (parts run in any order).
-    static void keep_smallest(job& j, size_t found) {
-        size_t seen = j.unreduced.load();
-        while (found < seen && !j.unreduced.compare_exchange_weak(seen, found)) {
         }
     }
 
@@ -510,86 +463,36 @@ class copy_workers {
     bool started_ = false;
 };
 
-static_assert(copy_workers::PART == PACK_PART * FR_BYTES, "a copy's part is a packed part");
-
-// The staging copy workers. Never destroyed: their detached threads wait
-// on them until the process ends, and no destructor at exit has to stop
-// them (as rayon's global pool: the library is not made to be unloaded).
-inline copy_workers& workers() {
-    static copy_workers* const all = new copy_workers;
-    return *all;
-}
-
 // memcpy over the staging copy workers (small copies on the caller alone);
 // with `unreduced`, checked as copy_workers::copy says.
 inline void parallel_copy(void* dst, const void* src, size_t n, size_t* unreduced = nullptr) {
+    // Never destroyed: its detached workers wait on it until the process
+    // ends, and no destructor at exit has to stop them (as rayon's global
+    // pool: the library is not made to be unloaded).
+    static copy_workers* const workers = new copy_workers;
     if (n < (4u << 20) || stage_threads() == 1) {
         if (unreduced) *unreduced = first_unreduced(static_cast<const unsigned char*>(src), n / FR_BYTES);
         memcpy(dst, src, n);
         return;
     }
-    workers().copy(dst, src, n, unreduced);
-}
-
-// Packs the `n` bytes of field elements at `src` into `dst` part by part
-// over the copy workers (pack_nonzero: kept[p] is part p's count, for the
-// ceil(n / copy_workers::PART) parts); with `unreduced`, checked as
-// parallel_copy's.
-inline void parallel_pack(void* dst, const void* src, size_t n, uint32_t* kept, size_t* unreduced = nullptr) {
-    if (n < (4u << 20) || stage_threads() == 1) {
-        if (unreduced) *unreduced = NONE_UNREDUCED;
-        for (size_t off = 0, p = 0; off < n; off += copy_workers::PART, p++) {
-            size_t found = NONE_UNREDUCED;
-            kept[p] = pack_nonzero(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
-                                   std::min(copy_workers::PART, n - off) / FR_BYTES, unreduced ? &found : nullptr);
-            if (unreduced) keep_first_unreduced(unreduced, off / FR_BYTES, found);
-        }
-        return;
-    }
-    workers().copy(dst, src, n, unreduced, kept);
-}
-
-static_assert(STAGE_BYTES % (PACK_PART * FR_BYTES) == 0 && STAGE_BYTES / (PACK_PART * FR_BYTES) <= MAX_PACKED_PARTS,
-              "a staging piece is whole packed parts, all counted in one unpacking launch");
-
-// One staging piece of field elements packed (pack_nonzero) from `src`
-// into `buf`, `bytes` long, up to `dst` part by part, then spread out there
-// on `stream`: the DMA moves only the packed bytes.
-inline cudaError_t packed_piece(void* dst, const void* src, size_t bytes, void* buf, cudaStream_t stream,
-                                size_t* unreduced) {
-    packed_parts parts;
-    parallel_pack(buf, src, bytes, parts.kept, unreduced);
-    const size_t n = bytes / FR_BYTES, count = (n + PACK_PART - 1) / PACK_PART;
-    for (size_t p = 0; p < count; p++) {
-        const size_t at = p * PACK_PART * FR_BYTES, len = std::min<size_t>(PACK_PART, n - p * PACK_PART);
-        C2P_CUDA_OK(cudaMemcpyAsync(static_cast<char*>(dst) + at, static_cast<const char*>(buf) + at,
-                                    packed_bytes(len, parts.kept[p]), cudaMemcpyHostToDevice, stream));
-    }
-    unpack_nonzero<<<(unsigned)count, UNPACK_THREADS, 0, stream>>>(static_cast<packed_element*>(dst), n, parts);
-    return cudaGetLastError();
+    workers->copy(dst, src, n, unreduced);
 }
 
 // dst (device) <- src (pageable host), `bytes` long, through the staging
 // buffers on `stream`; `slot` alternates between the two buffers. With
 // `unreduced`, src holds field elements and *unreduced becomes the index of
 // the first not below r, or NONE_UNREDUCED (see copy_workers::copy); the
-// whole copy goes up either way. With `pack`, src holds field elements
-// that go up packed (nonzero.cuh).
+// whole copy goes up either way.
 inline cudaError_t staged_upload(void* dst, const void* src, size_t bytes, staging_t& st, int& slot, cudaStream_t stream,
-                                 size_t* unreduced = nullptr, bool pack = false) {
+                                 size_t* unreduced = nullptr) {
     if (unreduced) *unreduced = NONE_UNREDUCED;
     for (size_t off = 0; off < bytes; off += STAGE_BYTES) {
         size_t len = std::min(STAGE_BYTES, bytes - off);
         C2P_CUDA_OK(cudaEventSynchronize(st.done[slot]));  // the buffer's last DMA is over
         size_t found = NONE_UNREDUCED;
-        if (pack) {
-            C2P_CUDA_OK(packed_piece(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, len,
-                                     st.buf[slot], stream, unreduced ? &found : nullptr));
-        } else {
-            parallel_copy(st.buf[slot], (const char*)src + off, len, unreduced ? &found : nullptr);
-            C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
-        }
+        parallel_copy(st.buf[slot], (const char*)src + off, len, unreduced ? &found : nullptr);
         if (unreduced) keep_first_unreduced(unreduced, off / FR_BYTES, found);
+        C2P_CUDA_OK(cudaMemcpyAsync((char*)dst + off, st.buf[slot], len, cudaMemcpyHostToDevice, stream));
         C2P_CUDA_OK(cudaEventRecord(st.done[slot], stream));
         slot ^= 1;
     }
@@ -618,16 +521,15 @@ inline bool is_pinned(const void* src, size_t bytes) {
 // buffers taken piece by piece (lock_piece), so that other uploads that can
 // wait take turns with this one and an urgent one goes first; on `stream`
 // (synchronize it before reading dst). With `unreduced`, the values are
-// checked below r as in staged_upload, and with `pack` they go up packed.
-// From a registered range (unchecked and unpacked), each piece goes up by
-// DMA from src itself, in the same turns;
+// checked below r as in staged_upload. From a registered range (and
+// unchecked), each piece goes up by DMA from src itself, in the same turns;
 // the piece's DMA ends before the turn passes on, so the next piece in line
 // does not queue behind it.
 inline cudaError_t upload_in_pieces(int device, void* dst, const void* src, size_t bytes, cudaStream_t stream,
-                                    size_t* unreduced = nullptr, bool pack = false) {
+                                    size_t* unreduced = nullptr) {
     if (unreduced) *unreduced = NONE_UNREDUCED;
     const size_t piece = 4 * STAGE_BYTES;
-    if (!unreduced && !pack && is_pinned(src, bytes)) {
+    if (!unreduced && is_pinned(src, bytes)) {
         event_t sent;
         C2P_CUDA_OK(cudaEventCreateWithFlags(&sent.ev, cudaEventDisableTiming));
         for (size_t off = 0; off < bytes; off += piece) {
@@ -646,8 +548,7 @@ inline cudaError_t upload_in_pieces(int device, void* dst, const void* src, size
         int slot = 0;
         size_t found = NONE_UNREDUCED;
         C2P_CUDA_OK(staged_upload(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
-                                  std::min(piece, bytes - off), *st, slot, stream, unreduced ? &found : nullptr,
-                                  pack));
+                                  std::min(piece, bytes - off), *st, slot, stream, unreduced ? &found : nullptr));
         if (unreduced) keep_first_unreduced(unreduced, off / FR_BYTES, found);
     }
     return cudaSuccess;

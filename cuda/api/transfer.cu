@@ -73,29 +73,6 @@ extern "C" int c2p_cuda_checked_copy(void* dst, const void* src, size_t bytes, s
     return 0;
 }
 
-// The packing of field elements for upload on the host alone (no GPU
-// needed; for tests): dst <- src packed part by part as an upload's
-// staging pieces are (nonzero.cuh), kept[p] part p's count of nonzero
-// elements or UINT32_MAX where it went as it is (ceil(bytes / 32 / 65536)
-// entries), with *unreduced as c2p_cuda_checked_copy's.
-extern "C" int c2p_cuda_packed_copy(void* dst, const void* src, size_t bytes, uint32_t* kept, size_t* unreduced) {
-    if (!unreduced || bytes % c2p::host::FR_BYTES || (bytes && (!dst || !src || !kept))) {
-        c2p::record_error(cudaErrorInvalidValue, "c2p_cuda_packed_copy arguments (whole field elements)", __FILE__,
-                          __LINE__);
-        return (int)cudaErrorInvalidValue;
-    }
-    static_assert(c2p::host::NOT_PACKED == UINT32_MAX, "the header's not-packed count");
-    *unreduced = c2p::host::NONE_UNREDUCED;
-    const size_t part_bytes = (size_t)c2p::host::PACK_PART * c2p::host::FR_BYTES;
-    for (size_t off = 0; off < bytes; off += c2p::host::STAGE_BYTES) {
-        size_t found = c2p::host::NONE_UNREDUCED;
-        c2p::host::parallel_pack(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
-                                 std::min(c2p::host::STAGE_BYTES, bytes - off), kept + off / part_bytes, &found);
-        c2p::host::keep_first_unreduced(unreduced, off / c2p::host::FR_BYTES, found);
-    }
-    return 0;
-}
-
 // Copies `bytes` of device memory at `ptr` (from c2p_cuda_upload or
 // c2p_cuda_quotient) on device `device` to `host`, through the pinned
 // staging buffers (for tests and checks: h as the H step left it).

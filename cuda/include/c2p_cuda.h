@@ -151,9 +151,6 @@ int c2p_cuda_host_register(int device, const void* host, size_t bytes);
 int c2p_cuda_host_unregister(const void* host);
 // The staging copy's check below r, on the host alone (tests without a GPU).
 int c2p_cuda_checked_copy(void* dst, const void* src, size_t bytes, size_t* unreduced);
-// The packing of field elements for upload (runs of parts of 65536: the
-// nonzero ones, then a bit per element), on the host alone (tests).
-int c2p_cuda_packed_copy(void* dst, const void* src, size_t bytes, uint32_t* kept, size_t* unreduced);
 
 // ---- MSM ----
 

@@ -438,32 +438,6 @@ pub fn checked_copy_on_host(values: &[Fr]) -> Result<(Vec<Fr>, Option<usize>)> {
     Ok((out, (unreduced != usize::MAX).then_some(unreduced)))
 }
 
-/// How an upload packs `values` (an H step's a, b, c), on the host alone
-/// (no GPU needed: for tests): the staging bytes (parts of 65536 values:
-/// the nonzero ones, then a bit per value, set where nonzero), each part's
-/// count of nonzero values (`u32::MAX` where the part went as it is), and
-/// the index of the first value not below the modulus, if any.
-pub fn packed_copy_on_host(values: &[Fr]) -> Result<(Vec<u8>, Vec<u32>, Option<usize>)> {
-    configure()?;
-    let bytes = std::mem::size_of_val(values);
-    let mut out = vec![0u8; bytes];
-    let mut kept = vec![0u32; values.len().div_ceil(1 << 16)];
-    let mut unreduced = usize::MAX;
-    // SAFETY: `values` and `out` are live and of `bytes` bytes; `kept` has
-    // an entry per part; `unreduced` is a valid output location.
-    let status = unsafe {
-        c2p_cuda_packed_copy(
-            out.as_mut_ptr().cast(),
-            values.as_ptr().cast(),
-            bytes,
-            kept.as_mut_ptr(),
-            &mut unreduced,
-        )
-    };
-    check(status, "packed copy")?;
-    Ok((out, kept, (unreduced != usize::MAX).then_some(unreduced)))
-}
-
 /// A copy of `scalars` (Montgomery form, as given) on GPU `device`, with
 /// `check` checked below the modulus on the way.
 pub fn upload_scalars(device: usize, scalars: &[Fr], check: Option<Checked>) -> Result<DeviceScalars> {

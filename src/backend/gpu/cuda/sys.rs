@@ -94,13 +94,6 @@ extern "C" {
         bytes: usize,
         unreduced: *mut usize,
     ) -> c_int;
-    pub(super) fn c2p_cuda_packed_copy(
-        dst: *mut c_void,
-        src: *const c_void,
-        bytes: usize,
-        kept: *mut u32,
-        unreduced: *mut usize,
-    ) -> c_int;
     pub(super) fn c2p_cuda_msm(
         device: c_int,
         curve: Curve,
